@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/** How the client waits for its answer. */
+export const ReplyMode = z.enum(['sync', 'stream', 'async']);
+export type ReplyMode = z.infer<typeof ReplyMode>;
+
+/** The OpenAI-compatible operation the request targets upstream. */
+export const Operation = z.enum(['chat.completions', 'completions', 'embeddings']);
+export type Operation = z.infer<typeof Operation>;
+
+/**
+ * What travels through the LiteTopic from the edge to a dispatcher. Everything a
+ * dispatcher needs is in it, so any dispatcher can serve any message.
+ */
+export const Envelope = z.object({
+  id: z.string(),
+  account: z.string(),
+  tenant: z.string(),
+  tier: z.string(),
+  model: z.string(),
+  liteTopic: z.string(),
+  operation: Operation,
+  /** The client's request body, as parsed JSON. */
+  body: z.record(z.string(), z.unknown()),
+  mode: ReplyMode,
+  enqueuedAt: z.number(),
+  /** Past this instant (ms since epoch) the request is answered `expired` instead of served. */
+  deadline: z.number(),
+  tokenEstimate: z.number().int().nonnegative(),
+  /** Token windows charged at admission, so the dispatcher can reconcile them. */
+  charged: z.array(z.object({ key: z.string(), windowStart: z.number() })),
+  reservoirKey: z.string().optional(),
+});
+export type Envelope = z.infer<typeof Envelope>;
+
+export function encodeEnvelope(envelope: Envelope): string {
+  return JSON.stringify(envelope);
+}
+
+export function decodeEnvelope(raw: string): Envelope {
+  return Envelope.parse(JSON.parse(raw));
+}

@@ -1,0 +1,71 @@
+/**
+ * The LiteQueue contract: one parent topic holding many LiteTopics (one per
+ * tier + tenant + model), created on first send and reclaimed when idle. Two
+ * engines implement it: the embedded engine (lib/queue/embedded.ts) and the
+ * RocketMQ 5.5 adapter. Both pass test/lib/queue/conformance.ts.
+ */
+
+/** What a handler tells the engine about one delivered message. */
+export type ConsumeResult =
+  | { readonly kind: 'success' }
+  /** Redeliver later (with backoff) up to the attempt limit, then dead-letter. */
+  | { readonly kind: 'failure'; readonly reason?: string }
+  /** Put the message back at the head of its LiteTopic and pause that LiteTopic for `ms`. */
+  | { readonly kind: 'suspend'; readonly ms: number };
+
+export const Consume = {
+  success: { kind: 'success' } as ConsumeResult,
+  failure: (reason?: string): ConsumeResult => ({ kind: 'failure', reason }),
+  suspend: (ms: number): ConsumeResult => ({ kind: 'suspend', ms }),
+};
+
+export interface LiteMessage {
+  /** Engine-assigned id, stable across redeliveries. */
+  readonly messageId: string;
+  readonly liteTopic: string;
+  readonly body: string;
+  /** 1 on first delivery; grows on each failure redelivery (not on Suspend). */
+  readonly attempt: number;
+}
+
+export type MessageHandler = (message: LiteMessage) => Promise<ConsumeResult>;
+
+export interface DeadLetter {
+  readonly message: LiteMessage;
+  readonly reason: string;
+}
+
+export interface SubscribeOptions {
+  /** Most handler calls running at once across all LiteTopics. */
+  readonly concurrency: number;
+}
+
+export interface Subscription {
+  /** Stops taking new messages and waits for running handlers to return. */
+  close(): Promise<void>;
+}
+
+export interface LiteQueue {
+  /** Appends to a LiteTopic, creating it when it does not exist. */
+  send(liteTopic: string, body: string): Promise<{ messageId: string }>;
+  /** Starts consuming every LiteTopic of the parent topic, including ones created later. */
+  subscribe(handler: MessageHandler, options: SubscribeOptions): Subscription;
+  /** Drains and releases the engine's resources. */
+  close(): Promise<void>;
+}
+
+/** Raised when the broker refuses a new LiteTopic because its quota is used up. */
+export class LiteTopicQuotaError extends Error {
+  constructor(readonly liteTopic: string, message = `LiteTopic quota exceeded creating ${liteTopic}`) {
+    super(message);
+    this.name = 'LiteTopicQuotaError';
+  }
+}
+
+/** Raised when the queue cannot take a message right now (broker down, timeout). */
+export class QueueUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'QueueUnavailableError';
+  }
+}

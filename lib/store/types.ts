@@ -1,0 +1,101 @@
+/**
+ * RateStore: the narrow interface every shared-state algorithm sits behind.
+ * Three implementations give the same decisions on the same inputs: embedded
+ * (in-memory, one process), Redis over TCP (containers) and Redis over Upstash
+ * REST (the edge). The Redis ones run the Lua twins of lib/limits, one script
+ * call per operation, with time taken from Redis TIME.
+ */
+
+export type Unit = 'requests' | 'tokens';
+
+/** One fixed window to check and charge. Keys come from lib/store/keys.ts only. */
+export interface WindowLimit {
+  readonly key: string;
+  /** Names the limit in reasons and headers, e.g. "account-model". */
+  readonly scope: string;
+  readonly unit: Unit;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Units this request charges: 1 for requests, the token estimate for tokens. */
+  readonly cost: number;
+}
+
+export interface ReservoirLimit {
+  readonly key: string;
+  /** Most requests waiting in the LiteTopic; admission takes one place. */
+  readonly max: number;
+}
+
+export interface AdmitInput {
+  readonly limits: readonly WindowLimit[];
+  readonly reservoir?: ReservoirLimit;
+}
+
+export interface WindowState {
+  readonly scope: string;
+  readonly unit: Unit;
+  readonly limit: number;
+  /** After this request's charge when admitted; unchanged when refused. */
+  readonly remaining: number;
+  /** Start of the clock-aligned window, ms since epoch; reconciliation needs it. */
+  readonly windowStart: number;
+  /** Milliseconds until the window resets. */
+  readonly resetMs: number;
+}
+
+export type AdmitDecision =
+  | { readonly allowed: true; readonly windows: readonly WindowState[]; readonly queued: number }
+  | {
+      readonly allowed: false;
+      readonly windows: readonly WindowState[];
+      /** The first limit that refused: a window scope, or "reservoir". */
+      readonly deniedBy: { readonly scope: string; readonly unit: Unit } | { readonly scope: 'reservoir' };
+      readonly retryAfterMs: number;
+      readonly queued: number;
+    };
+
+export interface Reconciliation {
+  readonly key: string;
+  readonly windowStart: number;
+  /** Actual minus charged; negative gives units back. */
+  readonly delta: number;
+}
+
+export interface PaceInput {
+  readonly key: string;
+  /** Releases per second. */
+  readonly rate: number;
+  /** Releases allowed back to back (1 = strict leaky bucket). */
+  readonly burst: number;
+}
+
+export interface SlotRequest {
+  /** Key of the model's gate (lib/store/keys.ts). */
+  readonly key: string;
+  readonly tier: string;
+  /** Total slots of the model. */
+  readonly capacity: number;
+  /** Per tier: reserved slots and how many of them it may lend when idle. */
+  readonly tiers: Readonly<Record<string, { readonly reserved: number; readonly lendable: number }>>;
+  readonly leaseId: string;
+  /** A lease not released by then is reclaimed, so a crashed dispatcher frees its slots. */
+  readonly leaseMs: number;
+}
+
+export type SlotDecision =
+  | { readonly granted: true; readonly inUse: Readonly<Record<string, number>> }
+  | { readonly granted: false; readonly inUse: Readonly<Record<string, number>>; readonly retryAfterMs: number };
+
+export interface RateStore {
+  /** Checks every window and the reservoir, then charges all of them, or none. */
+  admit(input: AdmitInput): Promise<AdmitDecision>;
+  /** Corrects token charges once the real usage is known; a window that has rolled over is left alone. */
+  reconcile(items: readonly Reconciliation[]): Promise<void>;
+  /** Gives back the reservoir place taken at admission (request done, expired or dead-lettered). */
+  leaveReservoir(key: string): Promise<void>;
+  /** GCRA: 0 when the release may happen now (and records it), else ms to wait (records nothing). */
+  pace(input: PaceInput): Promise<number>;
+  acquireSlot(request: SlotRequest): Promise<SlotDecision>;
+  releaseSlot(key: string, leaseId: string): Promise<void>;
+  close(): Promise<void>;
+}
