@@ -1,0 +1,138 @@
+/**
+ * The in-process RateStore: the same algorithms as the Redis scripts, over Maps.
+ * Right for one process (`npm start`, the scenario lab); state is not shared.
+ */
+import type { Clock } from '../clock/clock.js';
+import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../limits/fixed-window.js';
+import { pace } from '../limits/gcra.js';
+import { mayTakeSlot } from '../limits/capacity-gate.js';
+import type {
+  AdmitDecision,
+  AdmitInput,
+  PaceInput,
+  RateStore,
+  Reconciliation,
+  SlotDecision,
+  SlotRequest,
+  WindowState,
+} from './types.js';
+
+interface Lease {
+  readonly tier: string;
+  readonly expiresAt: number;
+}
+
+/** Reservoir places are not leased; a stuck count is the queue's to fix (it redelivers). */
+const RESERVOIR_RETRY_MS = 1000;
+/** How many admissions between sweeps of windows that have ended. */
+const SWEEP_EVERY = 4096;
+
+export function createEmbeddedStore(clock: Clock): RateStore {
+  const windows = new Map<string, WindowCounter & { readonly endsAt: number }>();
+  const reservoirs = new Map<string, number>();
+  const tats = new Map<string, number>();
+  const gates = new Map<string, Map<string, Lease>>();
+  let admissions = 0;
+
+  function sweepWindows(now: number): void {
+    for (const [key, w] of windows) if (w.endsAt <= now) windows.delete(key);
+    // A TAT in the past says no more than an absent one.
+    for (const [key, tat] of tats) if (tat <= now) tats.delete(key);
+  }
+
+  function leasesOf(key: string, now: number): Map<string, Lease> {
+    let leases = gates.get(key);
+    if (!leases) gates.set(key, (leases = new Map()));
+    for (const [id, lease] of leases) if (lease.expiresAt <= now) leases.delete(id);
+    return leases;
+  }
+
+  function countByTier(leases: Map<string, Lease>): Record<string, number> {
+    const inUse: Record<string, number> = {};
+    for (const lease of leases.values()) inUse[lease.tier] = (inUse[lease.tier] ?? 0) + 1;
+    return inUse;
+  }
+
+  return {
+    async admit(input: AdmitInput): Promise<AdmitDecision> {
+      const now = clock.now();
+      if (++admissions % SWEEP_EVERY === 0) sweepWindows(now);
+      const decision = checkWindows(
+        input.limits,
+        input.limits.map((l) => windows.get(l.key)),
+        now,
+      );
+      const queued = input.reservoir ? (reservoirs.get(input.reservoir.key) ?? 0) : 0;
+      const reservoirFull = input.reservoir !== undefined && queued >= input.reservoir.max;
+      const allowed = decision.allowed && !reservoirFull;
+      const states: WindowState[] = input.limits.map((l, i) => {
+        const c = decision.checks[i]!;
+        return {
+          scope: l.scope,
+          unit: l.unit,
+          limit: l.limit,
+          remaining: Math.max(0, l.limit - c.used - (allowed ? l.cost : 0)),
+          windowStart: c.windowStart,
+          resetMs: c.resetMs,
+        };
+      });
+      if (!allowed) {
+        const denied = input.limits[decision.firstDenied];
+        return {
+          allowed: false,
+          windows: states,
+          deniedBy: denied ? { scope: denied.scope, unit: denied.unit } : { scope: 'reservoir' },
+          retryAfterMs: denied ? decision.retryAfterMs : RESERVOIR_RETRY_MS,
+          queued,
+        };
+      }
+      input.limits.forEach((l, i) => {
+        const check = decision.checks[i]!;
+        windows.set(l.key, { ...charge(check, l.cost), endsAt: check.windowStart + l.windowMs });
+      });
+      if (input.reservoir) reservoirs.set(input.reservoir.key, queued + 1);
+      return { allowed: true, windows: states, queued: queued + (input.reservoir ? 1 : 0) };
+    },
+
+    async reconcile(items: readonly Reconciliation[]): Promise<void> {
+      for (const item of items) {
+        const current = windows.get(item.key);
+        const next = reconcileWindow(current, item.windowStart, item.delta);
+        if (current && next && next !== current) windows.set(item.key, { ...next, endsAt: current.endsAt });
+      }
+    },
+
+    async leaveReservoir(key: string): Promise<void> {
+      const n = (reservoirs.get(key) ?? 0) - 1;
+      if (n > 0) reservoirs.set(key, n);
+      else reservoirs.delete(key);
+    },
+
+    async pace(input: PaceInput): Promise<number> {
+      const now = clock.now();
+      const decision = pace(input, tats.get(input.key), now);
+      if (decision.tat !== undefined) tats.set(input.key, decision.tat);
+      return decision.waitMs;
+    },
+
+    async acquireSlot(request: SlotRequest): Promise<SlotDecision> {
+      const now = clock.now();
+      const leases = leasesOf(request.key, now);
+      const inUse = countByTier(leases);
+      if (!mayTakeSlot(request, inUse, request.tier)) {
+        const nextExpiry = Math.min(...[...leases.values()].map((l) => l.expiresAt));
+        // Slots usually free when a request finishes; the lease expiry is only the worst case.
+        return { granted: false, inUse, retryAfterMs: Math.max(1, Math.min(nextExpiry - now, 100)) };
+      }
+      leases.set(request.leaseId, { tier: request.tier, expiresAt: now + request.leaseMs });
+      inUse[request.tier] = (inUse[request.tier] ?? 0) + 1;
+      return { granted: true, inUse };
+    },
+
+    async releaseSlot(key: string, leaseId: string): Promise<void> {
+      gates.get(key)?.delete(leaseId);
+    },
+
+    async close(): Promise<void> {},
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * Every shared-state key is built here and nowhere else. Keys of one tenant share
+ * the `{t:<tenant>}` hash tag so an admission script touching several of them could
+ * run on one Redis Cluster slot. Components are URI-encoded so no tenant, account
+ * or model name can forge another key.
+ */
+import type { Unit } from './types.js';
+
+const PREFIX = 'sluice';
+const part = (s: string) => encodeURIComponent(s);
+const tenantTag = (tenant: string) => `{t:${part(tenant)}}`;
+
+export type WindowScope =
+  | { readonly kind: 'account-model'; readonly tenant: string; readonly account: string; readonly model: string }
+  | { readonly kind: 'tenant-model'; readonly tenant: string; readonly model: string }
+  | { readonly kind: 'tenant'; readonly tenant: string };
+
+export function windowKey(scope: WindowScope, unit: Unit, windowMs: number): string {
+  const base = `${PREFIX}:${tenantTag(scope.tenant)}:fw:${windowMs}:${unit}`;
+  switch (scope.kind) {
+    case 'account-model':
+      return `${base}:a:${part(scope.account)}:m:${part(scope.model)}`;
+    case 'tenant-model':
+      return `${base}:m:${part(scope.model)}`;
+    case 'tenant':
+      return `${base}:all`;
+  }
+}
+
+export function reservoirKey(tenant: string, liteTopic: string): string {
+  return `${PREFIX}:${tenantTag(tenant)}:res:${part(liteTopic)}`;
+}
+
+export function paceKey(tenant: string, liteTopic: string): string {
+  return `${PREFIX}:${tenantTag(tenant)}:pace:${part(liteTopic)}`;
+}
+
+/** Capacity gates are per model, shared by all tenants: their own slot. */
+export function slotGateKey(model: string): string {
+  return `${PREFIX}:{gate:${part(model)}}:slots`;
+}
+
+export function resultKey(id: string): string {
+  return `${PREFIX}:result:${part(id)}`;
+}
