@@ -1,0 +1,153 @@
+import type { Clock } from '../../lib/clock/clock.js';
+
+export interface Lease {
+  /** Milliseconds the request waited in the queue before it got this slot. */
+  readonly queuedMs: number;
+  /** Gives the slot back (to the head of the queue if anyone waits); safe to call twice. */
+  release(): void;
+}
+
+export type Acquired =
+  | { ok: true; lease: Lease }
+  | { ok: false; reason: 'queue_full' | 'queue_timeout' | 'aborted' | 'closed' };
+
+interface Waiter {
+  enqueuedAt: number;
+  settle(result: Acquired): void;
+}
+
+export interface SlotPoolOptions {
+  clock: Clock;
+  slots: number;
+  queueLimit: number;
+  maxQueueWaitMs: number;
+  /** First guess of how long a slot is held, used for Retry-After until real ones are seen. */
+  initialHoldMs: number;
+}
+
+/**
+ * The GPU's batch: a fixed number of sequences run at once, the rest wait in a bounded
+ * FIFO. A freed slot goes straight to the head of the queue, so a newcomer can never
+ * overtake someone already waiting.
+ */
+export class SlotPool {
+  private readonly clock: Clock;
+  private readonly slots: number;
+  private readonly queueLimit: number;
+  private readonly maxQueueWaitMs: number;
+  private waiters: Waiter[] = [];
+  private closed = false;
+  private busyCount = 0;
+  private avgHoldMs: number;
+  private lastChange: number;
+  private busyMs = 0;
+  peakBusy = 0;
+  peakQueue = 0;
+
+  constructor(options: SlotPoolOptions) {
+    this.clock = options.clock;
+    this.slots = options.slots;
+    this.queueLimit = options.queueLimit;
+    this.maxQueueWaitMs = options.maxQueueWaitMs;
+    this.avgHoldMs = options.initialHoldMs;
+    this.lastChange = options.clock.now();
+  }
+
+  get busy(): number {
+    return this.busyCount;
+  }
+
+  get capacity(): number {
+    return this.slots;
+  }
+
+  get queueLength(): number {
+    return this.waiters.length;
+  }
+
+  /** Slot-milliseconds spent busy so far; divided by elapsed × slots it is the utilization. */
+  busySlotMs(): number {
+    return this.busyMs + this.busyCount * (this.clock.now() - this.lastChange);
+  }
+
+  acquire(signal?: AbortSignal): Promise<Acquired> {
+    if (this.closed) return Promise.resolve({ ok: false, reason: 'closed' });
+    if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'aborted' });
+    if (this.busyCount < this.slots && this.waiters.length === 0) {
+      return Promise.resolve({ ok: true, lease: this.grant(this.clock.now()) });
+    }
+    if (this.waiters.length >= this.queueLimit) {
+      return Promise.resolve({ ok: false, reason: 'queue_full' });
+    }
+    return new Promise<Acquired>((resolve) => {
+      const waiter: Waiter = {
+        enqueuedAt: this.clock.now(),
+        settle: (result) => {
+          cancelTimer();
+          signal?.removeEventListener('abort', onAbort);
+          resolve(result);
+        },
+      };
+      const leave = (reason: 'queue_timeout' | 'aborted') => {
+        const i = this.waiters.indexOf(waiter);
+        if (i < 0) return;
+        this.waiters.splice(i, 1);
+        waiter.settle({ ok: false, reason });
+      };
+      const onAbort = () => leave('aborted');
+      const cancelTimer = this.clock.setTimer(this.maxQueueWaitMs, () => leave('queue_timeout'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+      this.peakQueue = Math.max(this.peakQueue, this.waiters.length);
+    });
+  }
+
+  /**
+   * Seconds a newcomer would wait for a slot given the current queue and the recent
+   * average hold time: what a well-behaved server puts in Retry-After.
+   */
+  retryAfterS(maxS: number): number {
+    const waitMs = ((this.waiters.length + 1) / this.slots) * this.avgHoldMs;
+    return Math.min(maxS, Math.max(1, Math.ceil(waitMs / 1000)));
+  }
+
+  /** Refuses everything waiting and everything later; slots held now are released by their owners. */
+  close(): void {
+    this.closed = true;
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const w of waiting) w.settle({ ok: false, reason: 'closed' });
+  }
+
+  private grant(enqueuedAt: number): Lease {
+    this.setBusy(this.busyCount + 1);
+    this.peakBusy = Math.max(this.peakBusy, this.busyCount);
+    const start = this.clock.now();
+    let released = false;
+    return {
+      queuedMs: start - enqueuedAt,
+      release: () => {
+        if (released) return;
+        released = true;
+        // Weight 0.2: follows a change in load within a handful of requests without jitter.
+        this.avgHoldMs = 0.8 * this.avgHoldMs + 0.2 * (this.clock.now() - start);
+        this.setBusy(this.busyCount - 1);
+        this.handOver();
+      },
+    };
+  }
+
+  private handOver(): void {
+    while (this.busyCount < this.slots && this.waiters.length > 0) {
+      const next = this.waiters.shift()!;
+      next.settle({ ok: true, lease: this.grant(next.enqueuedAt) });
+    }
+  }
+
+  private setBusy(n: number): void {
+    const now = this.clock.now();
+    this.busyMs += this.busyCount * (now - this.lastChange);
+    this.lastChange = now;
+    this.busyCount = n;
+  }
+}
