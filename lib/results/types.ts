@@ -17,13 +17,22 @@ export interface StoredResult {
   readonly completedAt: number;
 }
 
+/** A request accepted for later reading (async mode) whose result is not there yet. */
+export interface PendingRecord {
+  readonly id: string;
+  readonly tenant: string;
+  readonly status: 'queued';
+}
+
 export interface ResultChannel {
+  /** Records an accepted request so its status can be read before it completes. */
+  track(id: string, tenant: string): Promise<void>;
   /** Stores the final result, then wakes whoever waits on it. */
   complete(result: StoredResult): Promise<void>;
   /** Appends one SSE data payload (without the `data: ` prefix) for a streaming request. */
   appendChunk(id: string, data: string): Promise<void>;
-  /** The result if stored, else undefined. */
-  get(id: string): Promise<StoredResult | undefined>;
+  /** The result if stored, the pending record if tracked, else undefined. */
+  get(id: string): Promise<StoredResult | PendingRecord | undefined>;
   /** Resolves with the result as soon as it is stored, or undefined after `timeoutMs` or on abort. */
   wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<StoredResult | undefined>;
   /**

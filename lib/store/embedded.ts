@@ -71,6 +71,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
           scope: l.scope,
           unit: l.unit,
           limit: l.limit,
+          windowMs: l.windowMs,
           remaining: Math.max(0, l.limit - c.used - (allowed ? l.cost : 0)),
           windowStart: c.windowStart,
           resetMs: c.resetMs,

@@ -35,6 +35,7 @@ export interface WindowState {
   readonly scope: string;
   readonly unit: Unit;
   readonly limit: number;
+  readonly windowMs: number;
   /** After this request's charge when admitted; unchanged when refused. */
   readonly remaining: number;
   /** Start of the clock-aligned window, ms since epoch; reconciliation needs it. */

@@ -1,0 +1,113 @@
+/**
+ * Admission: turns "this account asks for this model with this many tokens" into
+ * one RateStore call checking every limit at once (account x model, tenant x model,
+ * tenant; requests and tokens; the LiteTopic's reservoir) and into the decision
+ * the edge answers with.
+ */
+import { liteTopicName } from '../queue/lite-topic-name.js';
+import type { AccountRef } from '../policy/resolve.js';
+import { resolveLimits } from '../policy/resolve.js';
+import type { Policy } from '../policy/schema.js';
+import { reservoirKey, windowKey, type WindowScope } from '../store/keys.js';
+import type { AdmitDecision, RateStore, Unit, WindowLimit, WindowState } from '../store/types.js';
+
+const MINUTE = 60_000;
+
+export interface AdmissionRequest {
+  readonly account: AccountRef;
+  readonly model: string;
+  readonly tokenEstimate: number;
+}
+
+export type Admission =
+  | {
+      readonly outcome: 'admit';
+      readonly liteTopic: string;
+      readonly windows: readonly WindowState[];
+      /** Token windows charged, to reconcile after completion. */
+      readonly charged: readonly { readonly key: string; readonly windowStart: number }[];
+      readonly reservoirKey: string;
+      /** Set when a limit is past the tier's warning ratio. */
+      readonly warning?: string;
+    }
+  | {
+      readonly outcome: 'reject';
+      readonly reason: RejectReason;
+      readonly message: string;
+      readonly retryAfterMs: number;
+      readonly windows: readonly WindowState[];
+    };
+
+export type RejectReason =
+  | `${'account-model' | 'tenant-model' | 'tenant'}:${Unit}`
+  | 'reservoir'
+  | 'account-paused'
+  | 'tenant-paused'
+  | 'request-too-large';
+
+const PAUSED_RETRY_MS = 60_000;
+
+export function windowLimits(policy: Policy, request: AdmissionRequest): WindowLimit[] {
+  const { account } = request.account;
+  const limits = resolveLimits(policy, account, request.model);
+  const scopes: Array<[WindowScope, { rpm?: number; tpm?: number }]> = [
+    [{ kind: 'account-model', tenant: account.tenant, account: request.account.id, model: request.model }, limits.accountModel],
+    [{ kind: 'tenant-model', tenant: account.tenant, model: request.model }, limits.tenantModel],
+    [{ kind: 'tenant', tenant: account.tenant }, limits.tenant],
+  ];
+  const out: WindowLimit[] = [];
+  for (const [scope, l] of scopes) {
+    if (l.rpm !== undefined) out.push({ key: windowKey(scope, 'requests', MINUTE), scope: scope.kind, unit: 'requests', limit: l.rpm, windowMs: MINUTE, cost: 1 });
+    if (l.tpm !== undefined) out.push({ key: windowKey(scope, 'tokens', MINUTE), scope: scope.kind, unit: 'tokens', limit: l.tpm, windowMs: MINUTE, cost: request.tokenEstimate });
+  }
+  return out;
+}
+
+export async function admit(store: RateStore, policy: Policy, request: AdmissionRequest): Promise<Admission> {
+  const { account } = request.account;
+  if (policy.tenants[account.tenant]?.paused) {
+    return { outcome: 'reject', reason: 'tenant-paused', message: `Tenant ${account.tenant} is paused by an operator.`, retryAfterMs: PAUSED_RETRY_MS, windows: [] };
+  }
+  if (account.paused) {
+    return { outcome: 'reject', reason: 'account-paused', message: `Account ${request.account.id} is paused by an operator.`, retryAfterMs: PAUSED_RETRY_MS, windows: [] };
+  }
+  const limits = windowLimits(policy, request);
+  // A request larger than a whole window can never pass: say so instead of "retry later".
+  const tooBig = limits.find((l) => l.cost > l.limit);
+  if (tooBig) {
+    return {
+      outcome: 'reject',
+      reason: 'request-too-large',
+      message: `This request needs ${tooBig.cost} ${tooBig.unit} but the ${tooBig.scope} limit is ${tooBig.limit} per minute. Lower max_tokens or the prompt size.`,
+      retryAfterMs: 0,
+      windows: [],
+    };
+  }
+  const liteTopic = liteTopicName(account.tier, account.tenant, request.model);
+  const resolved = resolveLimits(policy, account, request.model);
+  const reservoir = { key: reservoirKey(account.tenant, liteTopic), max: resolved.accountModel.reservoir };
+  const decision: AdmitDecision = await store.admit({ limits, reservoir });
+  if (!decision.allowed) {
+    const denied = decision.deniedBy;
+    const reason: RejectReason = 'unit' in denied ? (`${denied.scope}:${denied.unit}` as RejectReason) : 'reservoir';
+    return { outcome: 'reject', reason, message: rejectMessage(reason, decision.retryAfterMs), retryAfterMs: decision.retryAfterMs, windows: decision.windows };
+  }
+  const warnRatio = policy.tiers[account.tier]?.warnRatio ?? 1;
+  const near = decision.windows.find((w) => w.limit > 0 && (w.limit - w.remaining) / w.limit >= warnRatio);
+  return {
+    outcome: 'admit',
+    liteTopic,
+    windows: decision.windows,
+    charged: decision.windows.flatMap((w, i) => (w.unit === 'tokens' ? [{ key: limits[i]!.key, windowStart: w.windowStart }] : [])),
+    reservoirKey: reservoir.key,
+    warning: near ? `${near.scope} ${near.unit} at ${Math.round((100 * (near.limit - near.remaining)) / near.limit)}% of ${near.limit} per minute` : undefined,
+  };
+}
+
+function rejectMessage(reason: RejectReason, retryAfterMs: number): string {
+  const wait = `Retry after ${Math.ceil(retryAfterMs / 1000)} s.`;
+  if (reason === 'reservoir') return `Too many requests are already waiting for this model. ${wait}`;
+  const [scope, unit] = reason.split(':');
+  const who = scope === 'account-model' ? 'this API key on this model' : scope === 'tenant-model' ? 'your organization on this model' : 'your organization';
+  return `Rate limit reached for ${who}: ${unit} per minute. ${wait}`;
+}

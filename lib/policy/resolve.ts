@@ -1,0 +1,39 @@
+/**
+ * Answers "which limits apply to this account on this model", most specific first:
+ * account, then model, then the policy defaults.
+ */
+import { createHash } from 'node:crypto';
+import type { Account, Limits, Policy } from './schema.js';
+
+export interface ResolvedLimits {
+  readonly accountModel: Required<Limits>;
+  readonly tenantModel: { readonly rpm?: number; readonly tpm?: number };
+  readonly tenant: { readonly rpm?: number; readonly tpm?: number };
+}
+
+export function resolveLimits(policy: Policy, account: Account, model: string): ResolvedLimits {
+  const tenant = policy.tenants[account.tenant];
+  return {
+    accountModel: { ...policy.defaults.accountModel, ...policy.models[model]?.limits, ...account.limits },
+    tenantModel: { ...policy.defaults.tenantModel, ...tenant?.models[model] },
+    tenant: { ...policy.defaults.tenant, ...tenant?.limits },
+  };
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export interface AccountRef {
+  readonly id: string;
+  readonly account: Account;
+}
+
+/** Key-hash index, built once per policy version so authentication is one Map lookup. */
+export function indexAccounts(policy: Policy): ReadonlyMap<string, AccountRef> {
+  const index = new Map<string, AccountRef>();
+  for (const [id, account] of Object.entries(policy.accounts)) {
+    for (const hash of account.keyHashes) index.set(hash, { id, account });
+  }
+  return index;
+}

@@ -1,0 +1,118 @@
+/**
+ * The policy: who may call, at what pace, on which models. One zod schema, so a
+ * bad file or parameter is refused with a readable reason instead of half-applied.
+ * Defaults reproduce the second seed: tier weights 6/2/1, reserved shares
+ * 60/25/15 %, a token bucket of burst 50 refilled at 10 per second.
+ */
+import { z } from 'zod';
+
+const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64');
+
+/** Limits that can be set at any level; what is unset is inherited. */
+export const Limits = z
+  .object({
+    /** Requests per minute (fixed, clock-aligned window). */
+    rpm: z.number().int().positive(),
+    /** Tokens per minute: prompt estimate + max_tokens at admission, reconciled after. */
+    tpm: z.number().int().positive(),
+    /** Release pace of the LiteTopic, per second. */
+    rate: z.number().positive(),
+    /** Releases allowed back to back; 1 is a strict leaky bucket. */
+    burst: z.number().int().positive(),
+    /** Most requests waiting in the LiteTopic. */
+    reservoir: z.number().int().positive(),
+  })
+  .partial()
+  .strict();
+export type Limits = z.infer<typeof Limits>;
+
+export const Tier = z
+  .object({
+    weight: z.number().positive(),
+    /** Fraction of each model's slots reserved for the tier. */
+    share: z.number().min(0).max(1),
+    /** Fraction of its reservation the tier lends to others while idle. */
+    lendable: z.number().min(0).max(1).default(0.5),
+    overQuota: z.enum(['reject', 'degrade']),
+    /** Fraction of a limit past which admissions carry a warning. */
+    warnRatio: z.number().min(0).max(1).default(0.8),
+    replyMode: z.enum(['sync', 'async']).default('sync'),
+    /** Longest a request may wait in the queue before it is answered `expired`. */
+    maxQueueWaitMs: z.number().int().positive(),
+  })
+  .strict();
+export type Tier = z.infer<typeof Tier>;
+
+export const Model = z
+  .object({
+    /** Concurrent generations the model's endpoints sustain together. */
+    slots: z.number().int().positive(),
+    /** OpenAI-compatible base URLs, e.g. http://gpu-1:8000/v1. */
+    upstreams: z.array(z.string().url()).min(1),
+    /** Name to send upstream when it differs from the public one. */
+    upstreamModel: z.string().optional(),
+    /** max_tokens assumed when a request does not say. */
+    defaultMaxTokens: z.number().int().positive().default(256),
+    limits: Limits.optional(),
+  })
+  .strict();
+export type Model = z.infer<typeof Model>;
+
+export const Tenant = z
+  .object({
+    paused: z.boolean().default(false),
+    /** Team-wide limits, across all its accounts and models. */
+    limits: Limits.optional(),
+    /** Team-wide limits per model. */
+    models: z.record(id, Limits).default({}),
+  })
+  .strict();
+export type Tenant = z.infer<typeof Tenant>;
+
+export const Account = z
+  .object({
+    tenant: id,
+    tier: id,
+    /** SHA-256 (hex) of each API key; keys themselves are never stored. */
+    keyHashes: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest')).min(1),
+    paused: z.boolean().default(false),
+    /** Per model limits for this account. */
+    limits: Limits.optional(),
+  })
+  .strict();
+export type Account = z.infer<typeof Account>;
+
+export const Policy = z
+  .object({
+    tiers: z.record(id, Tier),
+    models: z.record(id, Model),
+    tenants: z.record(id, Tenant),
+    accounts: z.record(id, Account),
+    /** Limits applied where nothing more specific is set. */
+    defaults: z
+      .object({
+        accountModel: Limits.required(),
+        tenantModel: Limits.pick({ rpm: true, tpm: true }).required(),
+        tenant: Limits.pick({ rpm: true, tpm: true }).required(),
+      })
+      .strict(),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    for (const [name, a] of Object.entries(p.accounts)) {
+      if (!p.tenants[a.tenant]) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tenant'], message: `unknown tenant "${a.tenant}"` });
+      if (!p.tiers[a.tier]) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tier'], message: `unknown tier "${a.tier}"` });
+    }
+    const shares = Object.values(p.tiers).reduce((s, t) => s + t.share, 0);
+    if (shares > 1 + 1e-9) ctx.addIssue({ code: 'custom', path: ['tiers'], message: `tier shares add up to ${shares}, more than 1` });
+  });
+export type Policy = z.infer<typeof Policy>;
+export type PolicyInput = z.input<typeof Policy>;
+
+/** Parses a policy, or throws an Error whose message lists every problem by path. */
+export function parsePolicy(input: unknown): Policy {
+  const result = Policy.safeParse(input);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  throw new Error(`invalid policy:\n  ${lines.join('\n  ')}`);
+}

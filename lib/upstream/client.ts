@@ -1,0 +1,90 @@
+/**
+ * The OpenAI-compatible client the dispatcher calls GPU endpoints with: undici with
+ * keep-alive connections, a deadline per call, and SSE relayed payload by payload.
+ */
+import { Agent, request } from 'undici';
+import type { Operation } from '../envelope.js';
+import { sseData } from './sse.js';
+
+const PATHS: Record<Operation, string> = {
+  'chat.completions': '/chat/completions',
+  completions: '/completions',
+  embeddings: '/embeddings',
+};
+
+export interface UpstreamCall {
+  /** Base URL including the version prefix, e.g. http://127.0.0.1:8788/v1. */
+  readonly baseUrl: string;
+  readonly operation: Operation;
+  readonly body: Record<string, unknown>;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface UpstreamReply {
+  readonly status: number;
+  /** Parsed JSON body; for a stream that succeeded, undefined. */
+  readonly json: unknown;
+  /** Seconds the upstream asked us to wait, when it said. */
+  readonly retryAfterSec?: number;
+}
+
+export interface UpstreamClient {
+  call(call: UpstreamCall): Promise<UpstreamReply>;
+  /** Streams: `onData` gets each SSE payload (`[DONE]` excluded) in order. */
+  stream(call: UpstreamCall, onData: (data: string) => Promise<void>): Promise<UpstreamReply>;
+  close(): Promise<void>;
+}
+
+export interface UpstreamClientOptions {
+  readonly connections?: number;
+}
+
+export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
+  const agent = new Agent({ connections: options.connections ?? 64, keepAliveTimeout: 30_000 });
+
+  async function send(call: UpstreamCall, stream: boolean) {
+    const signals = [AbortSignal.timeout(call.timeoutMs), ...(call.signal ? [call.signal] : [])];
+    const body = stream ? { ...call.body, stream: true, stream_options: { include_usage: true } } : { ...call.body, stream: false };
+    return request(`${call.baseUrl.replace(/\/$/, '')}${PATHS[call.operation]}`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.any(signals),
+    });
+  }
+
+  async function readJson(res: Awaited<ReturnType<typeof request>>): Promise<unknown> {
+    const text = await res.body.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      return { error: { message: text.slice(0, 500) || `upstream answered ${res.statusCode}`, type: 'upstream_error' } };
+    }
+  }
+
+  function retryAfter(res: Awaited<ReturnType<typeof request>>): number | undefined {
+    const v = Number(res.headers['retry-after']);
+    return Number.isFinite(v) && v >= 0 ? v : undefined;
+  }
+
+  return {
+    async call(call) {
+      const res = await send(call, false);
+      return { status: res.statusCode, json: await readJson(res), retryAfterSec: retryAfter(res) };
+    },
+    async stream(call, onData) {
+      const res = await send(call, true);
+      if (res.statusCode !== 200) return { status: res.statusCode, json: await readJson(res), retryAfterSec: retryAfter(res) };
+      for await (const data of sseData(res.body)) {
+        if (data === '[DONE]') break;
+        await onData(data);
+      }
+      return { status: 200, json: undefined };
+    },
+    async close() {
+      await agent.close();
+    },
+  };
+}
