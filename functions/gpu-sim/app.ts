@@ -185,6 +185,10 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
   const stream = (c: Context, a: Admitted, p: Plan, format: Format, includeUsage: boolean): Response =>
     streamSSE(c, async (sse) => {
       sse.onAbort(() => a.abort());
+      // A write blocks while nobody reads; closing the stream on abort unblocks it so the
+      // generation notices the client is gone even if it stopped reading first.
+      if (a.signal.aborted) sse.abort();
+      else a.signal.addEventListener('abort', () => sse.abort(), { once: true });
       const send = (data: object | string) =>
         sse.writeSSE({ data: typeof data === 'string' ? data : JSON.stringify(data) });
       try {
