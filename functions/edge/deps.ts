@@ -1,0 +1,28 @@
+import type { Clock } from '../../lib/clock/clock.js';
+import type { Envelope } from '../../lib/envelope.js';
+import type { Policy } from '../../lib/policy/schema.js';
+import type { LiteQueue } from '../../lib/queue/types.js';
+import type { ResultChannel } from '../../lib/results/types.js';
+import type { RateStore } from '../../lib/store/types.js';
+import type { Logger } from '../../lib/telemetry/log.js';
+
+/** Everything the edge needs, passed in: the same app runs in Lambda, Node and tests. */
+export interface EdgeDeps {
+  readonly clock: Clock;
+  readonly store: RateStore;
+  readonly queue: LiteQueue;
+  readonly results: ResultChannel;
+  readonly policy: () => Policy;
+  readonly newId: () => string;
+  readonly log: Logger;
+  /** Takes an envelope the queue refused, so an accepted request is never lost. */
+  readonly spill?: (envelope: Envelope) => Promise<void>;
+  readonly options?: EdgeOptions;
+}
+
+export interface EdgeOptions {
+  /** Largest request body accepted, in bytes (default 1 MiB). */
+  readonly bodyLimitBytes?: number;
+  /** Longest a sync or stream client waits for its upstream call, on top of queue wait. */
+  readonly upstreamTimeoutMs?: number;
+}

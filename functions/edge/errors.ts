@@ -1,0 +1,23 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { openAiError } from '../../lib/openai-error.js';
+
+/** Thrown anywhere in the edge; answered as OpenAI-style error JSON with its status. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    message: string,
+    readonly type: string,
+    readonly code: string | null = null,
+    readonly param: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export function errorResponse(c: Context, error: ApiError): Response {
+  for (const [k, v] of Object.entries(error.headers)) c.header(k, v);
+  return c.json(openAiError(error.message, error.type, error.code, error.param), error.status);
+}

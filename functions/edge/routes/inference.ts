@@ -1,0 +1,157 @@
+/**
+ * POST /v1/chat/completions, /v1/completions, /v1/embeddings: validate, admit,
+ * enqueue to the LiteTopic, then answer sync, streaming or async.
+ */
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { encodeEnvelope, type Envelope, type Operation, type ReplyMode } from '../../../lib/envelope.js';
+import { admit } from '../../../lib/admission/admit.js';
+import { rateLimitHeaders } from '../../../lib/admission/headers.js';
+import type { StoredResult } from '../../../lib/results/types.js';
+import type { EdgeDeps } from '../deps.js';
+import { ApiError } from '../errors.js';
+import type { AuthEnv } from '../middleware/auth.js';
+import { limitBody, requireJson } from '../middleware/json-body.js';
+import type { RequestIdEnv } from '../middleware/request-id.js';
+import { bodies, estimateTokens } from '../schemas.js';
+
+type Env = { Variables: AuthEnv['Variables'] & RequestIdEnv['Variables'] };
+
+const ROUTES: Array<[string, Operation]> = [
+  ['/chat/completions', 'chat.completions'],
+  ['/completions', 'completions'],
+  ['/embeddings', 'embeddings'],
+];
+
+export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  const upstreamTimeoutMs = deps.options?.upstreamTimeoutMs ?? 120_000;
+  for (const [path, operation] of ROUTES) {
+    app.post(path, requireJson, limitBody(deps.options?.bodyLimitBytes ?? 1024 * 1024), (c) => handle(c, operation));
+  }
+
+  async function handle(c: Context<Env>, operation: Operation): Promise<Response> {
+    const body = await parseBody(c, operation);
+    const policy = deps.policy();
+    const model = policy.models[body.model];
+    if (!model) {
+      throw new ApiError(404, `The model '${body.model}' does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found', 'model');
+    }
+    const account = c.get('account');
+    const tier = policy.tiers[account.account.tier]!;
+    const tokenEstimate = estimateTokens(operation, body, model.defaultMaxTokens);
+    const admission = await admit(deps.store, policy, { account, model: body.model, tokenEstimate });
+    for (const [k, v] of Object.entries(rateLimitHeaders(admission.windows))) c.header(k, v);
+
+    if (admission.outcome === 'reject') {
+      if (admission.reason === 'request-too-large') {
+        throw new ApiError(400, admission.message, 'invalid_request_error', 'request_too_large_for_limit');
+      }
+      throw new ApiError(429, admission.message, admission.reason.endsWith('tokens') ? 'tokens' : 'requests', 'rate_limit_exceeded', null, {
+        'retry-after': String(Math.max(1, Math.ceil(admission.retryAfterMs / 1000))),
+        'x-sluice-reason': admission.reason,
+      });
+    }
+    if (admission.warning) c.header('x-sluice-warning', admission.warning);
+
+    const mode: ReplyMode = body.stream
+      ? 'stream'
+      : /\brespond-async\b/i.test(c.req.header('prefer') ?? '') || tier.replyMode === 'async'
+        ? 'async'
+        : 'sync';
+    const now = deps.clock.now();
+    const envelope: Envelope = {
+      id: c.get('requestId'),
+      account: account.id,
+      tenant: account.account.tenant,
+      tier: account.account.tier,
+      model: body.model,
+      liteTopic: admission.liteTopic,
+      operation,
+      body,
+      mode,
+      enqueuedAt: now,
+      deadline: now + tier.maxQueueWaitMs,
+      tokenEstimate,
+      charged: [...admission.charged],
+      reservoirKey: admission.reservoirKey,
+    };
+    if (mode === 'async') await deps.results.track(envelope.id, envelope.tenant);
+    await enqueue(envelope);
+
+    if (mode === 'async') {
+      c.header('preference-applied', 'respond-async');
+      const statusUrl = new URL(`/v1/requests/${envelope.id}`, c.req.url).toString();
+      c.header('location', statusUrl);
+      return c.json({ id: envelope.id, object: 'sluice.request', status: 'queued', status_url: statusUrl }, 202);
+    }
+    const waitMs = envelope.deadline - now + upstreamTimeoutMs;
+    if (mode === 'stream') return relayStream(c, envelope, waitMs);
+    const result = await deps.results.wait(envelope.id, waitMs, c.req.raw.signal);
+    if (!result) throw stillRunning(c, envelope.id);
+    return resultResponse(c, result);
+  }
+
+  async function parseBody(c: Context<Env>, operation: Operation) {
+    let raw: unknown;
+    try {
+      raw = await c.req.json();
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      throw new ApiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
+    }
+    const parsed = bodies[operation].safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const param = issue.path.join('.') || null;
+      throw new ApiError(400, `Invalid request: ${param ? `'${param}' ` : ''}${issue.message}.`, 'invalid_request_error', 'invalid_value', param);
+    }
+    return parsed.data;
+  }
+
+  async function enqueue(envelope: Envelope): Promise<void> {
+    try {
+      await deps.queue.send(envelope.liteTopic, encodeEnvelope(envelope));
+      return;
+    } catch (error) {
+      deps.log.warn({ id: envelope.id, liteTopic: envelope.liteTopic, err: String(error) }, 'queue refused envelope');
+      if (deps.spill) {
+        await deps.spill(envelope);
+        return;
+      }
+    }
+    // Not queued anywhere: give back the reservoir place (the window charge stays, as for any failed call).
+    await deps.store.leaveReservoir(envelope.reservoirKey!);
+    throw new ApiError(503, 'The request queue is unavailable right now. Please retry.', 'server_error', 'queue_unavailable', null, { 'retry-after': '1' });
+  }
+
+  function stillRunning(c: Context<Env>, id: string): ApiError {
+    const statusUrl = new URL(`/v1/requests/${id}`, c.req.url).toString();
+    return new ApiError(504, `The request is still waiting or running; read its result later at ${statusUrl}.`, 'timeout', 'still_running', null, { location: statusUrl });
+  }
+
+  async function relayStream(c: Context<Env>, envelope: Envelope, waitMs: number): Promise<Response> {
+    const signal = c.req.raw.signal;
+    const chunks = deps.results.chunks(envelope.id, waitMs, signal)[Symbol.asyncIterator]();
+    const first = await chunks.next();
+    if (first.done) {
+      // No chunk at all: answer with a plain status so clients see a real error.
+      const result = await deps.results.get(envelope.id);
+      if (!result || result.status === 'queued') throw stillRunning(c, envelope.id);
+      if (result.status !== 'completed') return resultResponse(c, result);
+    }
+    return streamSSE(c, async (sse) => {
+      if (!first.done) await sse.writeSSE({ data: first.value });
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) await sse.writeSSE({ data: next.value });
+      const result = await deps.results.get(envelope.id);
+      if (result && result.status !== 'completed' && result.status !== 'queued') await sse.writeSSE({ data: JSON.stringify(result.body) });
+      await sse.writeSSE({ data: '[DONE]' });
+    });
+  }
+
+  return app;
+}
+
+export function resultResponse(c: Context, result: StoredResult): Response {
+  return c.json(result.body as object, result.httpStatus as 200);
+}

@@ -1,0 +1,193 @@
+/**
+ * The Suspend loop: what a dispatcher does with each delivered message.
+ *
+ * expired -> answer `expired`, ack. Else pace the LiteTopic (GCRA): a wait of 50 ms
+ * or more is a Suspend, so the worker serves other LiteTopics meanwhile; shorter
+ * waits are slept here (the broker's Suspend is not finer). Then the model's
+ * capacity gate; no slot -> Suspend. Then the upstream call; the result (or each
+ * stream chunk) goes to the result channel; the slot, the reservoir place and the
+ * token charge are settled; ack. Retriable upstream errors become a Failure, which
+ * the engine redelivers with backoff; the last attempt answers the client with an
+ * error and dead-letters the envelope with its reason.
+ */
+import { sleep, type Clock } from '../clock/clock.js';
+import { decodeEnvelope, type Envelope } from '../envelope.js';
+import { gateFromShares } from '../limits/capacity-gate.js';
+import { resolveLimits } from '../policy/resolve.js';
+import type { Policy } from '../policy/schema.js';
+import { Consume, type ConsumeResult, type LiteMessage, type MessageHandler } from '../queue/types.js';
+import type { ResultChannel, StoredResult } from '../results/types.js';
+import { paceKey, slotGateKey } from '../store/keys.js';
+import type { RateStore } from '../store/types.js';
+import type { Logger } from '../telemetry/log.js';
+import type { UpstreamClient, UpstreamReply } from '../upstream/client.js';
+import { openAiError } from '../openai-error.js';
+import type { DeadLetterSink, DispatchEvent } from './types.js';
+
+export interface DispatcherOptions {
+  /** Deliveries of one envelope before it fails for good. */
+  readonly maxAttempts?: number;
+  /** The broker's Suspend granularity; shorter waits are slept in the handler. */
+  readonly minSuspendMs?: number;
+  /** A slot lease outlives a crashed dispatcher by at most this. */
+  readonly leaseMs?: number;
+  readonly upstreamTimeoutMs?: number;
+}
+
+export interface DispatcherDeps {
+  readonly clock: Clock;
+  readonly store: RateStore;
+  readonly results: ResultChannel;
+  readonly upstream: UpstreamClient;
+  readonly policy: () => Policy;
+  readonly log: Logger;
+  readonly newId: () => string;
+  readonly deadLetters?: DeadLetterSink;
+  readonly onEvent?: (event: DispatchEvent) => void;
+  readonly options?: DispatcherOptions;
+}
+
+const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
+
+export function createDispatcher(deps: DispatcherDeps): MessageHandler {
+  const { clock, store, results, upstream, log } = deps;
+  const maxAttempts = deps.options?.maxAttempts ?? 3;
+  const minSuspendMs = deps.options?.minSuspendMs ?? 50;
+  const leaseMs = deps.options?.leaseMs ?? 5 * 60_000;
+  const upstreamTimeoutMs = deps.options?.upstreamTimeoutMs ?? 120_000;
+  const emit = deps.onEvent ?? (() => {});
+  const roundRobin = new Map<string, number>();
+
+  function pickUpstream(model: string, upstreams: readonly string[]): string {
+    const n = roundRobin.get(model) ?? 0;
+    roundRobin.set(model, n + 1);
+    return upstreams[n % upstreams.length]!;
+  }
+
+  /** The envelope leaves the queue for good: answer the client and give back what it held. */
+  async function finish(envelope: Envelope, result: Omit<StoredResult, 'id' | 'tenant' | 'completedAt'>, usedTokens?: number) {
+    await results.complete({ ...result, id: envelope.id, tenant: envelope.tenant, completedAt: clock.now() });
+    if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
+    if (usedTokens !== undefined && envelope.charged.length > 0) {
+      const delta = usedTokens - envelope.tokenEstimate;
+      if (delta !== 0) await store.reconcile(envelope.charged.map((c) => ({ ...c, delta })));
+    }
+  }
+
+  async function failForGood(envelope: Envelope, status: number, reason: string, body?: unknown) {
+    emit({ type: 'failed', envelope, status, reason });
+    await finish(envelope, {
+      status: 'failed',
+      httpStatus: status,
+      body: body ?? openAiError(`The model endpoint could not serve this request: ${reason}`, 'upstream_error', 'upstream_failed'),
+    });
+    await deps.deadLetters?.put(envelope, reason);
+  }
+
+  return async function dispatch(message: LiteMessage): Promise<ConsumeResult> {
+    let envelope: Envelope;
+    try {
+      envelope = decodeEnvelope(message.body);
+    } catch (error) {
+      // Nothing can answer a message we cannot read; keep it out of the way.
+      log.error({ messageId: message.messageId, liteTopic: message.liteTopic, err: String(error) }, 'undecodable envelope dropped');
+      return Consume.success;
+    }
+
+    if (clock.now() >= envelope.deadline) {
+      emit({ type: 'expired', envelope });
+      await finish(envelope, {
+        status: 'expired',
+        httpStatus: 504,
+        body: openAiError('The request waited in the queue longer than its tier allows and was not served.', 'timeout', 'queue_wait_exceeded'),
+      });
+      await deps.deadLetters?.put(envelope, 'expired in queue');
+      return Consume.success;
+    }
+
+    const policy = deps.policy();
+    const model = policy.models[envelope.model];
+    const account = policy.accounts[envelope.account];
+    if (!model || !account) {
+      await failForGood(envelope, 404, `model ${envelope.model} or account ${envelope.account} no longer in the policy`);
+      return Consume.success;
+    }
+
+    const limits = resolveLimits(policy, account, envelope.model).accountModel;
+    const pace = { key: paceKey(envelope.tenant, envelope.liteTopic), rate: limits.rate, burst: limits.burst };
+    for (;;) {
+      const wait = await store.pace(pace);
+      if (wait === 0) break;
+      if (wait >= minSuspendMs) {
+        emit({ type: 'suspended', envelope, ms: wait, cause: 'pace' });
+        return Consume.suspend(wait);
+      }
+      await sleep(clock, wait);
+    }
+
+    const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
+    const gate = gateFromShares(model.slots, shares);
+    const leaseId = deps.newId();
+    const slotKey = slotGateKey(envelope.model);
+    const slot = await store.acquireSlot({ ...gate, key: slotKey, tier: envelope.tier, leaseId, leaseMs });
+    if (!slot.granted) {
+      const ms = Math.max(minSuspendMs, slot.retryAfterMs);
+      emit({ type: 'suspended', envelope, ms, cause: 'capacity' });
+      return Consume.suspend(ms);
+    }
+
+    emit({ type: 'started', envelope, queueWaitMs: clock.now() - envelope.enqueuedAt });
+    const call = {
+      baseUrl: pickUpstream(envelope.model, model.upstreams),
+      operation: envelope.operation,
+      body: { ...envelope.body, model: model.upstreamModel ?? envelope.model },
+      timeoutMs: upstreamTimeoutMs,
+    };
+    let reply: UpstreamReply;
+    let usage: number | undefined;
+    let streamed = 0;
+    try {
+      reply =
+        envelope.mode === 'stream'
+          ? await upstream.stream(call, async (data) => {
+              streamed++;
+              usage = totalTokens(safeJson(data)) ?? usage;
+              await results.appendChunk(envelope.id, data);
+            })
+          : await upstream.call(call);
+    } catch (error) {
+      reply = { status: 503, json: undefined };
+      log.warn({ id: envelope.id, upstream: call.baseUrl, err: String(error) }, 'upstream call failed');
+    } finally {
+      await store.releaseSlot(slotKey, leaseId);
+    }
+
+    if (reply.status >= 200 && reply.status < 300) {
+      usage ??= totalTokens(reply.json);
+      await finish(envelope, { status: 'completed', httpStatus: reply.status, body: reply.json ?? null }, usage);
+      emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt });
+      return Consume.success;
+    }
+    const reason = `upstream answered ${reply.status}`;
+    // A stream that already sent chunks cannot be replayed to its client.
+    if (RETRIABLE.has(reply.status) && streamed === 0 && message.attempt < maxAttempts) {
+      emit({ type: 'retrying', envelope, attempt: message.attempt, reason });
+      return Consume.failure(reason);
+    }
+    await failForGood(envelope, RETRIABLE.has(reply.status) ? 502 : reply.status, reason, RETRIABLE.has(reply.status) ? undefined : reply.json);
+    return Consume.success;
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function totalTokens(json: unknown): number | undefined {
+  const usage = (json as { usage?: { total_tokens?: unknown } } | undefined)?.usage;
+  return typeof usage?.total_tokens === 'number' ? usage.total_tokens : undefined;
+}
