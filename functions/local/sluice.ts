@@ -1,0 +1,89 @@
+/**
+ * Sluice in one process: the simulated GPU endpoint, the edge, the embedded engine
+ * and store, and a dispatcher running the Suspend loop. `npm start` and the
+ * end-to-end tests both use it.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type { Clock } from '../../lib/clock/clock.js';
+import { createDispatcher } from '../../lib/dispatch/dispatcher.js';
+import type { Policy } from '../../lib/policy/schema.js';
+import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
+import { createEmbeddedResults } from '../../lib/results/embedded.js';
+import { createEmbeddedStore } from '../../lib/store/embedded.js';
+import type { Logger } from '../../lib/telemetry/log.js';
+import { createUpstreamClient } from '../../lib/upstream/client.js';
+import { createEdgeApp } from '../edge/app.js';
+import { createGpuSim, type GpuSimOptions } from '../gpu-sim/app.js';
+import { newLeaseId, newRequestId } from '../runtime/ids.js';
+import { demoPolicy } from './demo-policy.js';
+
+export interface LocalSluiceOptions {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port?: number;
+  /** Policy to serve; default: the demo policy pointed at the built-in GPU simulator. */
+  readonly policy?: (gpuBaseUrl: string) => Policy;
+  readonly gpu?: Omit<GpuSimOptions, 'clock'>;
+  /** Dispatcher workers (concurrent deliveries). */
+  readonly concurrency?: number;
+}
+
+export interface LocalSluice {
+  readonly url: string;
+  readonly gpuUrl: string;
+  readonly queue: EmbeddedLiteQueue;
+  /** Stops taking requests, lets in-flight work finish, then stops everything. */
+  close(): Promise<void>;
+}
+
+function listen(fetch: (req: Request) => Response | Promise<Response>, host: string, port: number): Promise<{ server: ServerType; url: string }> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch, hostname: host, port }, (info: AddressInfo) => resolve({ server, url: `http://${host}:${info.port}` }));
+  });
+}
+
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+export async function startLocalSluice(options: LocalSluiceOptions): Promise<LocalSluice> {
+  const { clock, log } = options;
+  const host = options.host ?? '127.0.0.1';
+  const gpu = createGpuSim({ models: ['sim-llm'], ...options.gpu, clock });
+  const gpuServer = await listen(gpu.app.fetch, host, 0);
+  const gpuBaseUrl = `${gpuServer.url}/v1`;
+  const policy = (options.policy ?? ((url: string) => demoPolicy([url])))(gpuBaseUrl);
+
+  const store = createEmbeddedStore(clock);
+  const results = createEmbeddedResults({ clock });
+  const queue = new EmbeddedLiteQueue({
+    clock,
+    onDeadLetter: (d) => log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered'),
+  });
+  const upstream = createUpstreamClient();
+  const dispatcher = createDispatcher({ clock, store, results, upstream, policy: () => policy, log, newId: newLeaseId });
+  const subscription = queue.subscribe(dispatcher, { concurrency: options.concurrency ?? 64 });
+
+  const app = createEdgeApp({ clock, store, queue, results, policy: () => policy, newId: newRequestId, log });
+  const edge = await listen(app.fetch, host, options.port ?? 8787);
+
+  return {
+    url: edge.url,
+    gpuUrl: gpuServer.url,
+    queue,
+    async close() {
+      // Waiting clients get their answers while the dispatcher drains.
+      const edgeClosed = closeServer(edge.server);
+      await subscription.close();
+      await queue.close();
+      await upstream.close();
+      gpu.close();
+      // Idle keep-alive sockets would hold close() open.
+      if ('closeIdleConnections' in edge.server) edge.server.closeIdleConnections();
+      await Promise.all([edgeClosed, closeServer(gpuServer.server)]);
+    },
+  };
+}
