@@ -111,12 +111,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
 
   /** Model check, fault injection, then a slot: everything a request passes before the GPU. */
   const admit = async (c: Context, model: string): Promise<Admitted | Response> => {
-    if (!models.has(model)) {
-      return c.json(
-        errorBody(`The model \`${model}\` does not exist.`, 'invalid_request_error', 'model_not_found', 'model'),
-        404,
-      );
-    }
+    if (!models.has(model)) return c.json(unknownModel(model), 404);
     const fault = faults.draw();
     if (fault) return faultResponse(c, fault);
     const own = new AbortController();
@@ -197,7 +192,9 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
         await send(format.closing(p.finishReason));
         if (includeUsage) await send(format.usage(usage(p.promptTokens, p.tokens.length)));
         await send('[DONE]');
-        record(p);
+        // Writes after a disconnect fail silently, so reaching here does not prove delivery.
+        if (a.signal.aborted) count.aborted++;
+        else record(p);
       } catch (err) {
         if (!a.signal.aborted) throw err;
         count.aborted++;
@@ -213,21 +210,21 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     c.json(errorBody(`Unknown route ${c.req.method} ${c.req.path}`, 'invalid_request_error', 'unknown_url'), 404),
   );
 
+  // 503 once closing, so a load balancer stops sending before the process goes away.
   app.get('/healthz', (c) =>
-    c.json({ status: closing.signal.aborted ? 'closing' : 'ok', slotsBusy: pool.busy, queueLength: pool.queueLength }),
+    c.json(
+      { status: closing.signal.aborted ? 'closing' : 'ok', slotsBusy: pool.busy, queueLength: pool.queueLength },
+      closing.signal.aborted ? 503 : 200,
+    ),
   );
   app.get('/stats', (c) => c.json(stats()));
-  app.get('/v1/models', (c) =>
-    c.json({
-      object: 'list',
-      data: config.models.map((id) => ({
-        id,
-        object: 'model',
-        created: Math.floor(startedAt / 1000),
-        owned_by: config.name,
-      })),
-    }),
-  );
+  const modelObject = (id: string) => ({ id, object: 'model', created: Math.floor(startedAt / 1000), owned_by: config.name });
+  app.get('/v1/models', (c) => c.json({ object: 'list', data: config.models.map(modelObject) }));
+  app.get('/v1/models/:model{.+}', (c) => {
+    const id = c.req.param('model');
+    if (models.has(id)) return c.json(modelObject(id));
+    return c.json(unknownModel(id), 404);
+  });
 
   app.post('/v1/chat/completions', async (c) => {
     const body = await readBody(c, chatBodySchema);
@@ -294,6 +291,10 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
       closing.abort(new Error('gpu-sim closed'));
     },
   };
+}
+
+function unknownModel(model: string) {
+  return errorBody(`The model \`${model}\` does not exist.`, 'invalid_request_error', 'model_not_found', 'model');
 }
 
 async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S> | Response> {

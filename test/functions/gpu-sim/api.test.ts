@@ -80,12 +80,19 @@ describe('gpu-sim answers', () => {
     expect(models.object).toBe('list');
     expect(models.data.map((m: { id: string }) => m.id)).toEqual(['m-a', 'm-b']);
     expect(models.data[0]).toMatchObject({ object: 'model', owned_by: 'gpu-sim' });
+    const one = await l.sim.app.request('/v1/models/m-b');
+    expect(await one.json()).toMatchObject({ id: 'm-b', object: 'model' });
+    const missing = await l.sim.app.request('/v1/models/m-c');
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error.code).toBe('model_not_found');
     const health = await l.sim.app.request('/healthz');
     expect(health.status).toBe(200);
     expect((await health.json()).status).toBe('ok');
     const stats = await (await l.sim.app.request('/stats')).json();
     expect(stats).toEqual(l.sim.stats());
     expect(stats).toMatchObject({ slots: 8, queueLimit: 16, slotsBusy: 0, queueLength: 0, served: 0, rejected429: 0, rejected503: 0, peakBusy: 0 });
+    l.sim.close();
+    expect((await l.sim.app.request('/healthz')).status).toBe(503);
   });
 });
 
