@@ -1,0 +1,154 @@
+/**
+ * Admission, reconciliation and reservoir exit: the Lua twins of
+ * lib/limits/fixed-window.ts as the embedded store uses it. One admission is
+ * one script call, so one round trip however many limits it checks.
+ *
+ * A window counter is a hash {s = window start, c = count}. A counter whose `s`
+ * is not the current window start counts as empty — the same rule as
+ * checkWindow — so expiry is only garbage collection, and a counter kept a
+ * little longer than its window changes no decision.
+ */
+import { alignedWindowStart } from '../../limits/fixed-window.js';
+import type { AdmitDecision, AdmitInput, Reconciliation, WindowState } from '../types.js';
+import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient } from './safe-eval.js';
+
+/**
+ * Counters outlive their window by this much. Only memory depends on it; it is
+ * generous so that a store driven by a virtual clock (which can stand still
+ * while real time passes) never loses a counter its clock still needs.
+ */
+export const GC_SLACK_MS = 60_000;
+
+/** Matches the embedded store: a full reservoir is worth retrying after this long. */
+export const RESERVOIR_RETRY_MS = 1000;
+
+/**
+ * KEYS: window keys 1..n, then the reservoir key if any.
+ * ARGV: now ('' = Redis TIME), n, reservoir max ('' = none), gc slack, reservoir retry,
+ *       then per window: limit, windowMs, cost.
+ * Reply: allowed, index of the first refusing window (0 none, -1 the reservoir),
+ *        retryAfterMs, queued, now, then the count each window held before this request.
+ */
+export const ADMIT = defineScript(
+  'admit',
+  `${LUA_PRELUDE}
+local now = now_ms(ARGV[1])
+local n = tonumber(ARGV[2])
+local resMax = tonumber(ARGV[3])
+local slack = tonumber(ARGV[4])
+local used, starts = {}, {}
+local denied, retry = 0, 0
+for i = 1, n do
+  local limit = tonumber(ARGV[3 + i * 3])
+  local windowMs = tonumber(ARGV[4 + i * 3])
+  local cost = tonumber(ARGV[5 + i * 3])
+  local start = math.floor(now / windowMs) * windowMs
+  local h = redis.call('HMGET', KEYS[i], 's', 'c')
+  local u = 0
+  if h[1] and tonumber(h[1]) == start then u = tonumber(h[2]) end
+  used[i], starts[i] = u, start
+  if u + cost > limit then
+    if denied == 0 then denied = i end
+    local reset = start + windowMs - now
+    if reset > retry then retry = reset end
+  end
+end
+local queued = 0
+if resMax then queued = tonumber(redis.call('GET', KEYS[n + 1]) or '0') end
+local out = {}
+if denied == 0 and resMax and queued >= resMax then
+  denied, retry = -1, tonumber(ARGV[5])
+end
+if denied ~= 0 then
+  out = {'0', fmt(denied), fmt(retry), fmt(queued), fmt(now)}
+else
+  for i = 1, n do
+    local windowMs = tonumber(ARGV[4 + i * 3])
+    local cost = tonumber(ARGV[5 + i * 3])
+    redis.call('HSET', KEYS[i], 's', fmt(starts[i]), 'c', fmt(used[i] + cost))
+    redis.call('PEXPIRE', KEYS[i], math.ceil(starts[i] + windowMs - now + slack))
+  end
+  if resMax then queued = redis.call('INCR', KEYS[n + 1]) end
+  out = {'1', '0', '0', fmt(queued), fmt(now)}
+end
+for i = 1, n do out[#out + 1] = fmt(used[i]) end
+return out
+`,
+);
+
+export async function admitScript(client: EvalClient, input: AdmitInput, now: number | undefined): Promise<AdmitDecision> {
+  const keys = input.limits.map((l) => l.key);
+  if (input.reservoir) keys.push(input.reservoir.key);
+  const args = [
+    now === undefined ? '' : String(now),
+    String(input.limits.length),
+    input.reservoir ? String(input.reservoir.max) : '',
+    String(GC_SLACK_MS),
+    String(RESERVOIR_RETRY_MS),
+  ];
+  for (const l of input.limits) args.push(String(l.limit), String(l.windowMs), String(l.cost));
+  const reply = replyArray(await safeEval(client, ADMIT, keys, args), ADMIT).map(num);
+  const [allowedFlag, denied, retryAfterMs, queued, at] = reply as [number, number, number, number, number];
+  const allowed = allowedFlag === 1;
+  const windows: WindowState[] = input.limits.map((l, i) => {
+    const used = reply[5 + i]!;
+    const windowStart = alignedWindowStart(at, l.windowMs);
+    return {
+      scope: l.scope,
+      unit: l.unit,
+      limit: l.limit,
+      windowMs: l.windowMs,
+      remaining: Math.max(0, l.limit - used - (allowed ? l.cost : 0)),
+      windowStart,
+      resetMs: windowStart + l.windowMs - at,
+    };
+  });
+  if (allowed) return { allowed: true, windows, queued };
+  const limit = denied > 0 ? input.limits[denied - 1] : undefined;
+  return {
+    allowed: false,
+    windows,
+    deniedBy: limit ? { scope: limit.scope, unit: limit.unit } : { scope: 'reservoir' },
+    retryAfterMs,
+    queued,
+  };
+}
+
+/**
+ * KEYS: window keys. ARGV: per key, the window start it was charged in and the delta.
+ * A counter that has moved on to a later window is left alone (reconcileWindow).
+ */
+export const RECONCILE = defineScript(
+  'reconcile',
+  `${LUA_PRELUDE}
+for i = 1, #KEYS do
+  local h = redis.call('HMGET', KEYS[i], 's', 'c')
+  if h[1] and tonumber(h[1]) == tonumber(ARGV[i * 2 - 1]) then
+    local c = tonumber(h[2]) + tonumber(ARGV[i * 2])
+    if c < 0 then c = 0 end
+    redis.call('HSET', KEYS[i], 'c', fmt(c))
+  end
+end
+return 0
+`,
+);
+
+export async function reconcileScript(client: EvalClient, items: readonly Reconciliation[]): Promise<void> {
+  if (items.length === 0) return;
+  const args: string[] = [];
+  for (const item of items) args.push(String(item.windowStart), String(item.delta));
+  await safeEval(client, RECONCILE, items.map((i) => i.key), args);
+}
+
+/** KEYS: the reservoir. A count that would drop to zero or below is deleted, as in the embedded store. */
+export const LEAVE_RESERVOIR = defineScript(
+  'leave-reservoir',
+  `local n = redis.call('DECR', KEYS[1])
+if n <= 0 then redis.call('DEL', KEYS[1]) end
+return 0
+`,
+);
+
+export async function leaveReservoirScript(client: EvalClient, key: string): Promise<void> {
+  await safeEval(client, LEAVE_RESERVOIR, [key], []);
+}

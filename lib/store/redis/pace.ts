@@ -1,0 +1,38 @@
+/**
+ * GCRA pacing: the Lua twin of lib/limits/gcra.ts. The state is one number, the
+ * theoretical arrival time, written with all 17 digits so that fractional
+ * emission intervals (rate 3/s = 333.33… ms) advance exactly as in TypeScript.
+ */
+import { paceStateTtlMs } from '../../limits/gcra.js';
+import type { PaceInput } from '../types.js';
+import { GC_SLACK_MS } from './admit.js';
+import { defineScript, LUA_PRELUDE, num, safeEval, type EvalClient } from './safe-eval.js';
+
+/**
+ * KEYS: the TAT. ARGV: now ('' = Redis TIME), rate, burst, ttl.
+ * Reply: 0 when released now (and recorded), else ms to wait (nothing recorded).
+ */
+export const PACE = defineScript(
+  'pace',
+  `${LUA_PRELUDE}
+local now = now_ms(ARGV[1])
+local rate = tonumber(ARGV[2])
+local burst = tonumber(ARGV[3])
+local interval = 1000 / rate
+local tolerance = (math.max(1, burst) - 1) * interval
+local tat = tonumber(redis.call('GET', KEYS[1]) or '')
+local base = now
+if tat ~= nil and tat > now then base = tat end
+local allowAt = base - tolerance
+if now < allowAt then return fmt(math.ceil(allowAt - now)) end
+redis.call('SET', KEYS[1], fmt(base + interval), 'PX', ARGV[4])
+return '0'
+`,
+);
+
+export async function paceScript(client: EvalClient, input: PaceInput, now: number | undefined): Promise<number> {
+  // A TAT at or before now means "idle"; beyond paceStateTtlMs it always is.
+  const ttl = paceStateTtlMs(input) + GC_SLACK_MS;
+  const args = [now === undefined ? '' : String(now), String(input.rate), String(input.burst), String(ttl)];
+  return num(await safeEval(client, PACE, [input.key], args));
+}

@@ -1,0 +1,35 @@
+/**
+ * The RateStore over Redis, whatever carries the commands: every operation is
+ * one script call through safeEval. Time comes from Redis TIME inside the
+ * scripts, so the clocks of the edge instances and dispatchers do not matter.
+ * A clock can be injected instead (simulations, the conformance suite's
+ * virtual-time cases); it then replaces TIME for every call of this store.
+ */
+import type { Clock } from '../../clock/clock.js';
+import type { RateStore } from '../types.js';
+import { admitScript, leaveReservoirScript, reconcileScript } from './admit.js';
+import { paceScript } from './pace.js';
+import type { EvalClient } from './safe-eval.js';
+import { acquireSlotScript, releaseSlotScript } from './slot.js';
+
+export interface RedisStoreOptions {
+  /** Replaces Redis TIME; leave unset in production. */
+  readonly clock?: Clock;
+  /** Called by close(): quits the connection if the store owns it. */
+  readonly onClose?: () => Promise<void>;
+}
+
+export function createRedisStore(client: EvalClient, options: RedisStoreOptions = {}): RateStore {
+  const now = () => options.clock?.now();
+  return {
+    admit: (input) => admitScript(client, input, now()),
+    reconcile: (items) => reconcileScript(client, items),
+    leaveReservoir: (key) => leaveReservoirScript(client, key),
+    pace: (input) => paceScript(client, input, now()),
+    acquireSlot: (request) => acquireSlotScript(client, request, now()),
+    releaseSlot: (key, leaseId) => releaseSlotScript(client, key, leaseId),
+    close: async () => {
+      await options.onClose?.();
+    },
+  };
+}

@@ -1,0 +1,465 @@
+/**
+ * One suite for every RateStore: the embedded store and the Lua twins over TCP
+ * and over Upstash REST must give the same decisions on the same inputs.
+ *
+ * Three parts:
+ * - the embedded store's cases (test/lib/store/embedded.test.ts) and more,
+ *   on a virtual clock passed to the store (the Redis stores then use it
+ *   instead of Redis TIME), so every case is exact and instant;
+ * - property-based runs: random operation sequences on a virtual clock, each
+ *   step answered by the store under test and by the embedded reference, which
+ *   must agree step by step;
+ * - a few real-time cases, where the Redis stores read Redis TIME.
+ *
+ * Every case uses fresh tenant and key names, so stores that share one Redis
+ * need no cleanup between cases.
+ */
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../../lib/clock/clock.js';
+import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
+import { createEmbeddedStore } from '../../../lib/store/embedded.js';
+import { paceKey, reservoirKey, slotGateKey, windowKey } from '../../../lib/store/keys.js';
+import type { RateStore, Reconciliation, SlotRequest, Unit, WindowLimit } from '../../../lib/store/types.js';
+
+/** Builds a store on the given clock; for the Redis stores, `undefined` means Redis TIME. */
+export type StoreFactory = (clock: Clock | undefined) => Promise<RateStore>;
+
+const wallClock: Clock = {
+  now: () => Date.now(),
+  setTimer(ms, fn) {
+    const h = setTimeout(fn, ms);
+    return () => clearTimeout(h);
+  },
+};
+
+const uid = () => randomUUID().slice(0, 8);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function limitFor(
+  tenant: string,
+  scope: 'account-model' | 'tenant-model' | 'tenant',
+  unit: Unit,
+  limit: number,
+  windowMs: number,
+  cost: number,
+): WindowLimit {
+  const ws =
+    scope === 'account-model'
+      ? ({ kind: scope, tenant, account: 'a1', model: 'm' } as const)
+      : scope === 'tenant-model'
+        ? ({ kind: scope, tenant, model: 'm' } as const)
+        : ({ kind: scope, tenant } as const);
+  return { key: windowKey(ws, unit, windowMs), scope, unit, limit, windowMs, cost };
+}
+
+/** Waits until the current wall-clock window has at least `needMs` left, so a real-time case cannot straddle a reset. */
+async function roomInWindow(windowMs: number, needMs: number): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < needMs) await sleep(left + 5);
+}
+
+export function runRateStoreConformance(name: string, makeStore: StoreFactory): void {
+  describe(`RateStore conformance: ${name}`, () => {
+    const opened: RateStore[] = [];
+    const open = async (clock: Clock | undefined) => {
+      const store = await makeStore(clock);
+      opened.push(store);
+      return store;
+    };
+    afterAll(async () => {
+      await Promise.all(opened.map((s) => s.close()));
+    });
+
+    describe('virtual clock', () => {
+      it('admits until a window is full, charging every window together', async () => {
+        const clock = new VirtualClock(1_000);
+        const store = await open(clock);
+        const t = `t-${uid()}`;
+        const acct = limitFor(t, 'account-model', 'requests', 2, 60_000, 1);
+        const tokens = limitFor(t, 'tenant', 'tokens', 1000, 60_000, 400);
+        const a = await store.admit({ limits: [acct, tokens] });
+        expect(a.allowed).toBe(true);
+        expect(a.windows.map((w) => w.remaining)).toEqual([1, 600]);
+        expect(a.windows[0]).toMatchObject({ scope: 'account-model', unit: 'requests', limit: 2, windowStart: 0, resetMs: 59_000 });
+        const b = await store.admit({ limits: [acct, tokens] });
+        expect(b.windows.map((w) => w.remaining)).toEqual([0, 200]);
+        const c = await store.admit({ limits: [acct, { ...tokens, cost: 100 }] });
+        expect(c.allowed).toBe(false);
+        if (!c.allowed) {
+          expect(c.deniedBy).toEqual({ scope: 'account-model', unit: 'requests' });
+          expect(c.retryAfterMs).toBe(59_000);
+          // A refusal reports the windows unchanged.
+          expect(c.windows.map((w) => w.remaining)).toEqual([0, 200]);
+        }
+        // The refusal charged no tokens.
+        expect((await store.admit({ limits: [{ ...tokens, cost: 200 }] })).allowed).toBe(true);
+      });
+
+      it('names the first refusing limit and waits for the latest reset among the refusing ones', async () => {
+        const clock = new VirtualClock(10_500);
+        const store = await open(clock);
+        const t = `t-${uid()}`;
+        const perSecond = limitFor(t, 'tenant-model', 'requests', 1, 1_000, 1);
+        const perMinute = limitFor(t, 'tenant', 'tokens', 100, 60_000, 60);
+        expect((await store.admit({ limits: [perSecond, perMinute] })).allowed).toBe(true);
+        const d = await store.admit({ limits: [perSecond, perMinute] });
+        expect(d.allowed).toBe(false);
+        if (!d.allowed) {
+          expect(d.deniedBy).toEqual({ scope: 'tenant-model', unit: 'requests' });
+          expect(d.retryAfterMs).toBe(49_500);
+        }
+        await clock.advance(500);
+        const e = await store.admit({ limits: [perSecond, perMinute] });
+        expect(e.allowed).toBe(false);
+        if (!e.allowed) {
+          expect(e.deniedBy).toEqual({ scope: 'tenant', unit: 'tokens' });
+          expect(e.retryAfterMs).toBe(49_000);
+        }
+        await clock.advance(49_000);
+        expect((await store.admit({ limits: [perSecond, perMinute] })).allowed).toBe(true);
+      });
+
+      it('starts a fresh count when the window rolls over', async () => {
+        const clock = new VirtualClock(59_999);
+        const store = await open(clock);
+        const l = limitFor(`t-${uid()}`, 'tenant', 'requests', 1, 60_000, 1);
+        expect((await store.admit({ limits: [l] })).allowed).toBe(true);
+        const refused = await store.admit({ limits: [l] });
+        expect(refused.allowed).toBe(false);
+        if (!refused.allowed) expect(refused.retryAfterMs).toBe(1);
+        await clock.advance(1);
+        const next = await store.admit({ limits: [l] });
+        expect(next.allowed).toBe(true);
+        expect(next.windows[0]).toMatchObject({ windowStart: 60_000, resetMs: 60_000, remaining: 0 });
+      });
+
+      it('refuses a cost larger than the limit outright, and admits a zero cost at the limit', async () => {
+        const store = await open(new VirtualClock(0));
+        const l = limitFor(`t-${uid()}`, 'tenant', 'tokens', 100, 60_000, 101);
+        expect((await store.admit({ limits: [l] })).allowed).toBe(false);
+        expect((await store.admit({ limits: [{ ...l, cost: 100 }] })).allowed).toBe(true);
+        expect((await store.admit({ limits: [{ ...l, cost: 0 }] })).allowed).toBe(true);
+        expect((await store.admit({ limits: [{ ...l, cost: 1 }] })).allowed).toBe(false);
+      });
+
+      it('reconciles tokens into the window they were charged in', async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const tokens = limitFor(`t-${uid()}`, 'tenant', 'tokens', 1000, 60_000, 400);
+        const a = await store.admit({ limits: [tokens] });
+        await store.admit({ limits: [tokens] });
+        // Both used 100 tokens, not 400: give 600 back, so 800 fit again.
+        await store.reconcile([{ key: tokens.key, windowStart: a.windows[0]!.windowStart, delta: -600 }]);
+        expect((await store.admit({ limits: [{ ...tokens, cost: 800 }] })).allowed).toBe(true);
+        // A correction for a window that has ended does not leak into the next one.
+        await clock.advance(60_000);
+        await store.reconcile([{ key: tokens.key, windowStart: 0, delta: 900 }]);
+        expect((await store.admit({ limits: [{ ...tokens, cost: 1000 }] })).allowed).toBe(true);
+      });
+
+      it('reconciles several windows at once, never below zero, and ignores unknown keys', async () => {
+        const store = await open(new VirtualClock(0));
+        const t = `t-${uid()}`;
+        const a = limitFor(t, 'tenant-model', 'tokens', 100, 60_000, 50);
+        const b = limitFor(t, 'tenant', 'tokens', 100, 60_000, 50);
+        await store.admit({ limits: [a, b] });
+        const items: Reconciliation[] = [
+          { key: a.key, windowStart: 0, delta: 30 },
+          { key: b.key, windowStart: 0, delta: -500 },
+          { key: `${b.key}:none`, windowStart: 0, delta: 5 },
+        ];
+        await store.reconcile(items);
+        const probe = await store.admit({ limits: [{ ...a, cost: 0 }, { ...b, cost: 0 }] });
+        expect(probe.windows.map((w) => w.remaining)).toEqual([20, 100]);
+        await store.reconcile([]);
+      });
+
+      it('the reservoir refuses once full and frees places as requests leave', async () => {
+        const store = await open(new VirtualClock(0));
+        const t = `t-${uid()}`;
+        const reservoir = { key: reservoirKey(t, `batch.${t}.m`), max: 2 };
+        expect((await store.admit({ limits: [], reservoir })).queued).toBe(1);
+        expect((await store.admit({ limits: [], reservoir })).queued).toBe(2);
+        const full = await store.admit({ limits: [], reservoir });
+        expect(full.allowed).toBe(false);
+        if (!full.allowed) {
+          expect(full.deniedBy).toEqual({ scope: 'reservoir' });
+          expect(full.retryAfterMs).toBe(1000);
+          expect(full.queued).toBe(2);
+        }
+        await store.leaveReservoir(reservoir.key);
+        expect((await store.admit({ limits: [], reservoir })).allowed).toBe(true);
+        // Leaving more often than entering does not bank places.
+        for (let i = 0; i < 5; i++) await store.leaveReservoir(reservoir.key);
+        expect((await store.admit({ limits: [], reservoir })).queued).toBe(1);
+      });
+
+      it('a full reservoir charges no window, and a refusing window takes no reservoir place', async () => {
+        const store = await open(new VirtualClock(0));
+        const t = `t-${uid()}`;
+        const l = limitFor(t, 'tenant', 'requests', 2, 60_000, 1);
+        const reservoir = { key: reservoirKey(t, `rt.${t}.m`), max: 1 };
+        expect((await store.admit({ limits: [l], reservoir })).allowed).toBe(true);
+        const full = await store.admit({ limits: [l], reservoir });
+        expect(full.allowed).toBe(false);
+        expect(full.windows[0]!.remaining).toBe(1);
+        await store.leaveReservoir(reservoir.key);
+        expect((await store.admit({ limits: [l], reservoir })).queued).toBe(1);
+        await store.leaveReservoir(reservoir.key);
+        const capped = await store.admit({ limits: [l], reservoir });
+        expect(capped.allowed).toBe(false);
+        if (!capped.allowed) expect(capped.deniedBy).toEqual({ scope: 'tenant', unit: 'requests' });
+        expect(capped.queued).toBe(0);
+      });
+
+      it('paces per key and records only releases', async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const p = { key: paceKey(`t-${uid()}`, 'topic'), rate: 10, burst: 1 };
+        expect(await store.pace(p)).toBe(0);
+        expect(await store.pace(p)).toBe(100);
+        expect(await store.pace(p)).toBe(100);
+        expect(await store.pace({ ...p, key: `${p.key}-other` })).toBe(0);
+        await clock.advance(100);
+        expect(await store.pace(p)).toBe(0);
+      });
+
+      it('paces a burst of 50 at 10/s (the second seed), with fractional intervals exact', async () => {
+        const clock = new VirtualClock(5_000);
+        const store = await open(clock);
+        const p = { key: paceKey(`t-${uid()}`, 'burst'), rate: 10, burst: 50 };
+        let released = 0;
+        for (let i = 0; i < 55; i++) if ((await store.pace(p)) === 0) released++;
+        expect(released).toBe(50);
+        expect(await store.pace(p)).toBe(100);
+        const third = { key: paceKey(`t-${uid()}`, 'thirds'), rate: 3, burst: 1 };
+        const waits: number[] = [];
+        for (let i = 0; i < 4; i++) {
+          const w = await store.pace(third);
+          waits.push(w);
+          await clock.advance(w);
+          if (w > 0) expect(await store.pace(third)).toBe(0);
+        }
+        // 333.33… ms intervals: waits round up to whole milliseconds.
+        expect(waits).toEqual([0, 334, 334, 334]);
+      });
+
+      it('slot leases bound concurrency and expire when not released', async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 2,
+          tiers: { realtime: { reserved: 1, lendable: 0 }, batch: { reserved: 1, lendable: 0 } },
+          leaseMs: 5_000,
+        };
+        expect((await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'a' })).granted).toBe(true);
+        const refused = await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'b' });
+        expect(refused).toEqual({ granted: false, inUse: { batch: 1 }, retryAfterMs: 100 });
+        expect(await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'c' })).toEqual({
+          granted: true,
+          inUse: { batch: 1, realtime: 1 },
+        });
+        await store.releaseSlot(gate.key, 'a');
+        expect((await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'd' })).granted).toBe(true);
+        await clock.advance(4_950);
+        const soon = await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'x' });
+        expect(soon).toEqual({ granted: false, inUse: { batch: 1, realtime: 1 }, retryAfterMs: 50 });
+        // A crashed holder's lease (c, d never released) frees itself.
+        await clock.advance(50);
+        const after = await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'e' });
+        expect(after).toEqual({ granted: true, inUse: { batch: 1 } });
+      });
+
+      it('lends idle reserved slots only as far as the lender allows, and tiers outside the spec only borrow', async () => {
+        const store = await open(new VirtualClock(0));
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 10,
+          tiers: { realtime: { reserved: 6, lendable: 3 }, batch: { reserved: 3, lendable: 1 } },
+          leaseMs: 60_000,
+        };
+        const take = (tier: string, id: string) => store.acquireSlot({ ...gate, tier, leaseId: id });
+        const granted: boolean[] = [];
+        for (let i = 0; i < 9; i++) granted.push((await take('batch', `b${i}`)).granted);
+        // 3 own + 1 unreserved + 3 lent by realtime = 7.
+        expect(granted.filter(Boolean)).toHaveLength(7);
+        for (let i = 0; i < 3; i++) expect((await take('realtime', `r${i}`)).granted).toBe(true);
+        const last = await take('realtime', 'r3');
+        expect(last).toEqual({ granted: false, inUse: { batch: 7, realtime: 3 }, retryAfterMs: 100 });
+        await store.releaseSlot(gate.key, 'b0');
+        // A tier outside the spec owns nothing but may borrow what is lent...
+        expect(await take('offline', 'o1')).toEqual({ granted: true, inUse: { batch: 6, realtime: 3, offline: 1 } });
+        await store.releaseSlot(gate.key, 'o1');
+        // ...and realtime takes its own reservation back first.
+        expect((await take('realtime', 'r4')).granted).toBe(true);
+        expect((await take('offline', 'o2')).granted).toBe(false);
+      });
+    });
+
+    describe('agrees with the embedded reference on random operation sequences', () => {
+      const ops = fc.oneof(
+        {
+          arbitrary: fc.record({
+            op: fc.constant('admit' as const),
+            which: fc.subarray([0, 1, 2, 3], { minLength: 0 }),
+            costs: fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 4, maxLength: 4 }),
+            reservoir: fc.boolean(),
+          }),
+          weight: 5,
+        },
+        {
+          arbitrary: fc.record({ op: fc.constant('reconcile' as const), which: fc.integer({ min: 0, max: 3 }), back: fc.integer({ min: 0, max: 2 }), delta: fc.integer({ min: -6, max: 6 }) }),
+          weight: 1,
+        },
+        { arbitrary: fc.record({ op: fc.constant('leave' as const) }), weight: 1 },
+        {
+          arbitrary: fc.record({
+            op: fc.constant('pace' as const),
+            key: fc.integer({ min: 0, max: 1 }),
+            rate: fc.constantFrom(1, 3, 7, 10, 12.5, 1000 / 3),
+            burst: fc.integer({ min: 1, max: 4 }),
+          }),
+          weight: 3,
+        },
+        {
+          arbitrary: fc.record({
+            op: fc.constant('acquire' as const),
+            tier: fc.constantFrom('realtime', 'batch', 'offline', 'other'),
+            lease: fc.integer({ min: 0, max: 7 }),
+            leaseMs: fc.integer({ min: 1, max: 3000 }),
+          }),
+          weight: 3,
+        },
+        { arbitrary: fc.record({ op: fc.constant('release' as const), lease: fc.integer({ min: 0, max: 7 }) }), weight: 1 },
+        { arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 4000 })) }), weight: 3 },
+      );
+      const gateArb = fc.record({
+        capacity: fc.integer({ min: 1, max: 6 }),
+        realtime: fc.record({ reserved: fc.integer({ min: 0, max: 3 }), lendable: fc.integer({ min: 0, max: 3 }) }),
+        batch: fc.record({ reserved: fc.integer({ min: 0, max: 2 }), lendable: fc.integer({ min: 0, max: 2 }) }),
+        offline: fc.record({ reserved: fc.integer({ min: 0, max: 1 }), lendable: fc.integer({ min: 0, max: 1 }) }),
+      });
+
+      it('admit, reconcile, reservoir, pace and slot decisions are identical step by step', async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            fc.integer({ min: 0, max: 10_000_000 }),
+            gateArb,
+            fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 4, maxLength: 4 }),
+            fc.integer({ min: 0, max: 4 }),
+            fc.array(ops, { maxLength: 40 }),
+            async (start, g, limits, reservoirMax, steps) => {
+              const clock = new VirtualClock(start);
+              const store = await makeStore(clock);
+              const reference = createEmbeddedStore(clock);
+              const t = `t-${uid()}`;
+              const windowLimits: WindowLimit[] = [
+                limitFor(t, 'account-model', 'requests', limits[0]!, 1_000, 1),
+                limitFor(t, 'tenant-model', 'tokens', limits[1]!, 1_000, 1),
+                limitFor(t, 'tenant', 'tokens', limits[2]!, 5_000, 1),
+                limitFor(t, 'tenant', 'requests', limits[3]!, 3_000, 1),
+              ];
+              const reservoir = { key: reservoirKey(t, 'topic'), max: reservoirMax };
+              const gate: Omit<SlotRequest, 'tier' | 'leaseId' | 'leaseMs'> = {
+                key: slotGateKey(`m-${uid()}`),
+                capacity: g.capacity,
+                tiers: { realtime: g.realtime, batch: g.batch, offline: g.offline },
+              };
+              const starts: number[][] = [[], [], [], []];
+              for (const step of steps) {
+                const both = async <T>(f: (s: RateStore) => Promise<T>): Promise<T> => {
+                  const [got, want] = await Promise.all([f(store), f(reference)]);
+                  expect(got, JSON.stringify(step)).toEqual(want);
+                  return want;
+                };
+                switch (step.op) {
+                  case 'admit': {
+                    const chosen = step.which.map((i) => ({ ...windowLimits[i]!, cost: step.costs[i]! }));
+                    const d = await both((s) => s.admit({ limits: chosen, reservoir: step.reservoir ? reservoir : undefined }));
+                    d.windows.forEach((w, i) => starts[step.which[i]!]!.push(w.windowStart));
+                    break;
+                  }
+                  case 'reconcile': {
+                    const history = starts[step.which]!;
+                    const windowStart = history[history.length - 1 - step.back] ?? clock.now();
+                    await both((s) => s.reconcile([{ key: windowLimits[step.which]!.key, windowStart, delta: step.delta }]));
+                    break;
+                  }
+                  case 'leave':
+                    await both((s) => s.leaveReservoir(reservoir.key));
+                    break;
+                  case 'pace':
+                    await both((s) => s.pace({ key: paceKey(t, `p${step.key}`), rate: step.rate, burst: step.burst }));
+                    break;
+                  case 'acquire':
+                    await both((s) => s.acquireSlot({ ...gate, tier: step.tier, leaseId: `l${step.lease}`, leaseMs: step.leaseMs }));
+                    break;
+                  case 'release':
+                    await both((s) => s.releaseSlot(gate.key, `l${step.lease}`));
+                    break;
+                  case 'advance':
+                    await clock.advance(step.ms);
+                    break;
+                }
+              }
+              await store.close();
+            },
+          ),
+          { numRuns: 60 },
+        );
+      });
+    });
+
+    describe('real time (Redis TIME for the Redis stores)', () => {
+      it('counts in clock-aligned windows of the store clock and resets with them', async () => {
+        const store = await open(undefined);
+        const windowMs = 1_000;
+        await roomInWindow(windowMs, 600);
+        const l = limitFor(`t-${uid()}`, 'tenant', 'requests', 2, windowMs, 1);
+        const before = Date.now();
+        const a = await store.admit({ limits: [l] });
+        expect(a.allowed).toBe(true);
+        const w = a.windows[0]!;
+        expect(w.windowStart % windowMs).toBe(0);
+        expect(w.windowStart).toBeGreaterThan(before - windowMs - 50);
+        expect(w.windowStart).toBeLessThanOrEqual(Date.now() + 50);
+        expect((await store.admit({ limits: [l] })).allowed).toBe(true);
+        const refused = await store.admit({ limits: [l] });
+        expect(refused.allowed).toBe(false);
+        if (refused.allowed) return;
+        expect(refused.retryAfterMs).toBeGreaterThan(0);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(windowMs);
+        await sleep(refused.retryAfterMs + 20);
+        expect((await store.admit({ limits: [l] })).allowed).toBe(true);
+      });
+
+      it('paces on the store clock', async () => {
+        const store = await open(undefined);
+        const p = { key: paceKey(`t-${uid()}`, 'rt'), rate: 20, burst: 2 };
+        expect(await store.pace(p)).toBe(0);
+        expect(await store.pace(p)).toBe(0);
+        const wait = await store.pace(p);
+        expect(wait).toBeGreaterThan(0);
+        expect(wait).toBeLessThanOrEqual(50);
+        await sleep(wait + 5);
+        expect(await store.pace(p)).toBe(0);
+      });
+
+      it('reclaims an unreleased lease after its expiry', async () => {
+        const store = await open(undefined);
+        const gate = { key: slotGateKey(`m-${uid()}`), capacity: 1, tiers: {}, leaseMs: 150 };
+        expect((await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'a' })).granted).toBe(true);
+        const refused = await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'b' });
+        expect(refused.granted).toBe(false);
+        await sleep(200);
+        expect((await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'c' })).granted).toBe(true);
+      });
+    });
+  });
+}
+
+/** The embedded store has no Redis TIME: "no clock" means the wall clock. */
+export const embeddedFactory: StoreFactory = async (clock) => createEmbeddedStore(clock ?? wallClock);
