@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Clock } from '../../lib/clock/clock.js';
-import { createDispatcher } from '../../lib/dispatch/dispatcher.js';
+import { createDispatcher, type DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
 import type { Policy } from '../../lib/policy/schema.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import { createEmbeddedResults } from '../../lib/results/embedded.js';
@@ -14,7 +14,9 @@ import { createEmbeddedStore } from '../../lib/store/embedded.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
 import { createEdgeApp } from '../edge/app.js';
-import { createGpuSim, type GpuSimOptions } from '../gpu-sim/app.js';
+import { createGpuSim, type GpuSim, type GpuSimOptions } from '../gpu-sim/app.js';
+import type { EdgeOptions } from '../edge/deps.js';
+import type { Hono } from 'hono';
 import { newLeaseId, newRequestId } from '../runtime/ids.js';
 import { demoPolicy } from './demo-policy.js';
 
@@ -29,10 +31,16 @@ export interface LocalSluiceOptions {
   readonly gpu?: Omit<GpuSimOptions, 'clock'>;
   /** Dispatcher workers (concurrent deliveries). */
   readonly concurrency?: number;
+  readonly edge?: EdgeOptions;
+  readonly dispatcher?: DispatcherOptions;
 }
 
 export interface LocalSluice {
   readonly url: string;
+  /** The edge app itself, for `app.request` in tests. */
+  readonly app: Hono;
+  readonly gpu: GpuSim;
+  readonly policy: Policy;
   readonly gpuUrl: string;
   readonly queue: EmbeddedLiteQueue;
   /** Stops taking requests, lets in-flight work finish, then stops everything. */
@@ -64,14 +72,17 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     onDeadLetter: (d) => log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered'),
   });
   const upstream = createUpstreamClient();
-  const dispatcher = createDispatcher({ clock, store, results, upstream, policy: () => policy, log, newId: newLeaseId });
+  const dispatcher = createDispatcher({ clock, store, results, upstream, policy: () => policy, log, newId: newLeaseId, options: options.dispatcher });
   const subscription = queue.subscribe(dispatcher, { concurrency: options.concurrency ?? 64 });
 
-  const app = createEdgeApp({ clock, store, queue, results, policy: () => policy, newId: newRequestId, log });
+  const app = createEdgeApp({ clock, store, queue, results, policy: () => policy, newId: newRequestId, log, options: options.edge });
   const edge = await listen(app.fetch, host, options.port ?? 8787);
 
   return {
     url: edge.url,
+    app,
+    gpu,
+    policy,
     gpuUrl: gpuServer.url,
     queue,
     async close() {
