@@ -1,3 +1,14 @@
+/**
+ * A simulated OpenAI-compatible inference server that behaves like a saturated GPU:
+ * a fixed number of slots, a bounded FIFO queue in front of them (429 when full, 503
+ * after maxQueueWaitMs), prefill plus per-token decode time that grows with occupancy,
+ * and answers derived deterministically from the prompt. All time comes from the
+ * injected Clock so it runs unchanged on a VirtualClock.
+ *
+ * Routes: POST /v1/chat/completions, /v1/completions, /v1/embeddings; GET /v1/models,
+ * /v1/models/:id, /healthz, /stats. Admitted requests carry `x-sim-queue-ms`, the time
+ * they waited for a slot, so benchmarks can split queueing from generation.
+ */
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';

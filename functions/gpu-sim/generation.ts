@@ -41,10 +41,11 @@ export function prefillMs(config: GpuSimConfig, promptTokens: number): number {
 }
 
 /**
- * Yields the plan's tokens, each at the moment the GPU would finish it. Step time is
- * re-read from the current load before every token, so a request slows down when
- * others join the batch and speeds up when they leave. Deadlines are absolute so
- * timer lateness on the wall clock does not accumulate.
+ * Yields the plan's tokens in groups of `decodeStepTokens`, each group at the moment the
+ * GPU would finish its last token. Step time is re-read from the current load before
+ * every group, so a request slows down when others join the batch and speeds up when
+ * they leave. Deadlines are absolute so timer lateness on the wall clock does not
+ * accumulate.
  */
 export async function* decode(
   clock: Clock,
@@ -55,9 +56,11 @@ export async function* decode(
 ): AsyncGenerator<string, void, void> {
   let due = clock.now() + prefillMs(config, p.promptTokens) * contention(config, load);
   await sleep(clock, due - clock.now(), signal);
-  for (const token of p.tokens) {
-    due += config.baseTokenMs * contention(config, load);
+  const step = config.decodeStepTokens;
+  for (let i = 0; i < p.tokens.length; i += step) {
+    const group = p.tokens.slice(i, i + step);
+    due += group.length * config.baseTokenMs * contention(config, load);
     await sleep(clock, due - clock.now(), signal);
-    yield token;
+    yield group.join('');
   }
 }

@@ -20,6 +20,7 @@ const { values } = parseArgs({
     'base-token-ms': { type: 'string' },
     contention: { type: 'string' },
     'default-max-tokens': { type: 'string' },
+    'decode-step-tokens': { type: 'string' },
     'failure-rate': { type: 'string' },
     'failure-status': { type: 'string' },
     name: { type: 'string' },
@@ -31,6 +32,7 @@ if (values.help) {
   console.log(
     'usage: gpu-sim [--port N] [--host H] [--models a,b] [--slots N] [--queue-limit N] [--max-queue-wait-ms N]\n' +
       '               [--prefill-ms-per-ktoken N] [--base-token-ms N] [--contention F] [--default-max-tokens N]\n' +
+      '               [--decode-step-tokens N]\n' +
       '               [--failure-rate F] [--failure-status 500|503|...] [--name S]\n' +
       'env: GPU_SIM_PORT (default 8788)',
   );
@@ -55,6 +57,7 @@ const options: GpuSimOptions = {
   baseTokenMs: num(values['base-token-ms']),
   contentionFactor: num(values.contention),
   defaultMaxTokens: num(values['default-max-tokens']),
+  decodeStepTokens: num(values['decode-step-tokens']),
   failureRate: num(values['failure-rate']),
   failureStatus: num(values['failure-status']) as GpuSimOptions['failureStatus'],
   name: values.name,

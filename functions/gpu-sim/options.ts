@@ -28,6 +28,11 @@ export const gpuSimOptionsSchema = z.object({
   defaultMaxTokens: z.int().min(1).default(256),
   minOutputTokens: z.int().min(1).default(16),
   maxOutputTokens: z.int().min(1).default(128),
+  /**
+   * Tokens per timer and per stream chunk. 1 is the most faithful; a scenario with
+   * thousands of requests on a virtual clock can raise it to fire fewer timers.
+   */
+  decodeStepTokens: z.int().min(1).default(1),
   embeddingDims: z.int().min(1).default(8),
   embeddingBaseMs: z.number().min(0).default(5),
   /** Upper bound for the Retry-After estimate, in seconds. */

@@ -3,7 +3,7 @@ import { chatBody, drain, lab, post, readSse, tracker } from './harness.js';
 
 const fixed = { baseTokenMs: 20, prefillMsPerKToken: 40, contentionFactor: 1, slots: 8 };
 
-async function streamOf(path: string, body: Record<string, unknown>, options = fixed) {
+async function streamOf(path: string, body: Record<string, unknown>, options: Record<string, unknown> = fixed) {
   const { clock, sim } = lab(options);
   const t0 = clock.now();
   const res = await post(sim, path, { ...body, stream: true });
@@ -15,7 +15,7 @@ async function streamOf(path: string, body: Record<string, unknown>, options = f
   return { events: events.map((e) => ({ ...e, at: e.at - t0 })), sim };
 }
 
-async function wholeOf(path: string, body: Record<string, unknown>, options = fixed) {
+async function wholeOf(path: string, body: Record<string, unknown>, options: Record<string, unknown> = fixed) {
   const { clock, sim } = lab(options);
   const t0 = clock.now();
   const p = tracker(clock)(post(sim, path, body));
@@ -67,6 +67,18 @@ describe('gpu-sim streaming', () => {
     }
     expect(chunks).toHaveLength(1 + 5 + 1); // role, 5 tokens, finish
     expect(chunks.at(-1).choices[0].finish_reason).toBe('length');
+  });
+
+  it('groups decodeStepTokens tokens per chunk without changing the text or the total time', async () => {
+    const body = chatBody('group my tokens', { max_tokens: 10 });
+    const one = await streamOf('/v1/chat/completions', body);
+    const four = await streamOf('/v1/chat/completions', body, { ...fixed, decodeStepTokens: 4 });
+    const content = (events: { data: string }[]) =>
+      events.slice(1, -2).map((e) => JSON.parse(e.data).choices[0].delta.content as string);
+    expect(content(one.events)).toHaveLength(10);
+    expect(content(four.events)).toHaveLength(3); // 4 + 4 + 2
+    expect(content(four.events).join('')).toBe(content(one.events).join(''));
+    expect(four.events.at(-1)!.at).toBeCloseTo(one.events.at(-1)!.at, 3);
   });
 
   it('streams legacy completions as text_completion chunks equal to the whole text', async () => {
