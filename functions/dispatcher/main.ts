@@ -1,0 +1,42 @@
+/**
+ * The dispatcher container: consumes every LiteTopic and runs the Suspend loop
+ * toward the GPU endpoints. SIGTERM (ECS scale-in, deploys) stops taking messages
+ * and lets running ones finish before exit.
+ */
+import { createDispatcher } from '../../lib/dispatch/dispatcher.js';
+import { createUpstreamClient } from '../../lib/upstream/client.js';
+import { readConfig } from '../runtime/config.js';
+import { newLeaseId } from '../runtime/ids.js';
+import { createLogger } from '../runtime/logger.js';
+import { createParts } from '../runtime/parts.js';
+import { systemClock } from '../runtime/system-clock.js';
+
+const config = readConfig(process.env);
+const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
+const parts = createParts(config, systemClock);
+const upstream = createUpstreamClient();
+const handler = createDispatcher({
+  clock: systemClock,
+  store: parts.store,
+  results: parts.results,
+  upstream,
+  policy: parts.policy,
+  log,
+  newId: newLeaseId,
+});
+const subscription = parts.queue.subscribe(handler, { concurrency: config.SLUICE_DISPATCH_CONCURRENCY });
+log.info({ concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE }, 'dispatcher consuming');
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'draining');
+    await subscription.close();
+    await upstream.close();
+    await parts.close();
+    log.info({}, 'drained');
+    process.exit(0);
+  });
+}

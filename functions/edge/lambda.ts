@@ -1,0 +1,28 @@
+/**
+ * The edge in AWS Lambda, behind a function URL with response streaming (SSE).
+ * Parts are built once per execution environment, at cold start.
+ */
+import { streamHandle } from 'hono/aws-lambda';
+import { readConfig } from '../runtime/config.js';
+import { newRequestId } from '../runtime/ids.js';
+import { createLogger } from '../runtime/logger.js';
+import { createParts } from '../runtime/parts.js';
+import { systemClock } from '../runtime/system-clock.js';
+import { createEdgeApp } from './app.js';
+
+const config = readConfig(process.env);
+const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
+const parts = createParts(config, systemClock);
+
+export const app = createEdgeApp({
+  clock: systemClock,
+  store: parts.store,
+  queue: parts.queue,
+  results: parts.results,
+  policy: parts.policy,
+  newId: newRequestId,
+  log,
+  options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES },
+});
+
+export const handler = streamHandle(app);
