@@ -78,6 +78,12 @@ function shutdown(signal: string): void {
   // Ending the generations first lets open streams finish, so server.close() does not hang on them.
   sim.close();
   server.close(() => process.exit(0));
+  // Idle keep-alive sockets would otherwise hold close() open until they time out; after a
+  // grace period for the 503s of cut-short requests to go out, so would any half-dead one.
+  if ('closeIdleConnections' in server) {
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), 500).unref();
+  }
 }
 process.on('SIGINT', () => shutdown('SIGINT'));
 process.on('SIGTERM', () => shutdown('SIGTERM'));
