@@ -1,0 +1,366 @@
+import { Stack, type StackProps, Duration, RemovalPolicy, CfnOutput } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as efs from 'aws-cdk-lib/aws-efs';
+import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import type { Construct, IConstruct } from 'constructs';
+import { ROCKETMQ, type BrokerPublicTlsConfig } from '../config.ts';
+import { brokerScript, initScript, namesrvScript, proxyScript } from '../constructs/rocketmq-scripts.ts';
+
+export interface BrokerStackProps extends StackProps {
+  readonly stage: string;
+  readonly vpc: ec2.IVpc;
+  /** CIDR of the VPC, as a literal (the proxies accept gRPC from it). */
+  readonly vpcCidr: string;
+  readonly image: string;
+  readonly namesrvCpu: number;
+  readonly namesrvMemoryMiB: number;
+  readonly brokerCpu: number;
+  readonly brokerMemoryMiB: number;
+  readonly proxyCpu: number;
+  readonly proxyMemoryMiB: number;
+  readonly proxyCount: number;
+  readonly liteTopicTtlMinutes: number;
+  /** Also expose the proxies on an internet-facing TLS listener, with ACL credentials required. */
+  readonly publicTls?: BrokerPublicTlsConfig;
+}
+
+const STORE_DIR = '/home/rocketmq/store';
+/** uid/gid of the `rocketmq` user in the official image. */
+const ROCKETMQ_UID = '3000';
+
+function tcpHealthCheck(port: number): ecs.HealthCheck {
+  return {
+    command: ['CMD-SHELL', `bash -c '</dev/tcp/127.0.0.1/${port}' || exit 1`],
+    interval: Duration.seconds(15),
+    timeout: Duration.seconds(5),
+    retries: 4,
+    startPeriod: Duration.seconds(90),
+  };
+}
+
+/**
+ * A regional Apache RocketMQ 5.5 cluster on Fargate: two name servers (each its own
+ * service with a stable Cloud Map name), one broker whose store is on EFS (survives
+ * task replacement; the service never runs two brokers on the same store), and
+ * cluster-mode proxies behind an internal NLB (gRPC). On deploy, a one-off task creates
+ * the LITE parent topic and the wildcard consumer group.
+ */
+export class BrokerStack extends Stack {
+  /** `host:port` of the internal gRPC endpoint (dispatchers). */
+  readonly endpoint: string;
+  /** `host:port` of the public TLS endpoint (edge), when enabled. */
+  readonly publicEndpoint?: string;
+  /** ACL credentials (`username`, `password`) when the public endpoint is enabled. */
+  readonly credentials?: secretsmanager.ISecret;
+  readonly cluster: ecs.Cluster;
+  readonly brokerService: ecs.FargateService;
+  readonly proxyService: ecs.FargateService;
+  readonly proxyTargetGroup: elbv2.NetworkTargetGroup;
+  readonly loadBalancer: elbv2.NetworkLoadBalancer;
+  readonly securityGroup: ec2.SecurityGroup;
+  readonly taskDefinitions: ecs.FargateTaskDefinition[] = [];
+  /** Role of the CDK-provided handler behind the init custom resource. */
+  readonly initFunctionRole: IConstruct;
+  readonly publicLogBucket?: s3.Bucket;
+
+  constructor(scope: Construct, id: string, props: BrokerStackProps) {
+    super(scope, id, props);
+    const { vpc, stage } = props;
+    const auth = props.publicTls !== undefined;
+    const privateSubnets: ec2.SubnetSelection = { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS };
+
+    this.cluster = new ecs.Cluster(this, 'Cluster', {
+      vpc,
+      clusterName: `sluice-${stage}-rocketmq`,
+      containerInsightsV2: ecs.ContainerInsights.ENABLED,
+    });
+    const namespace = new servicediscovery.PrivateDnsNamespace(this, 'Namespace', {
+      name: `rocketmq.sluice-${stage}.internal`,
+      vpc,
+    });
+    const sg = (this.securityGroup = new ec2.SecurityGroup(this, 'RocketMqSg', {
+      vpc,
+      description: 'RocketMQ namesrv, broker and proxy tasks',
+      allowAllOutbound: true,
+    }));
+    sg.addIngressRule(sg, ec2.Port.allTcp(), 'RocketMQ components talk to each other');
+    // The NLB (internal and, if enabled, public) forwards from its private IPs in the VPC.
+    sg.addIngressRule(ec2.Peer.ipv4(props.vpcCidr), ec2.Port.tcp(ROCKETMQ.grpcPort), 'proxy gRPC from the VPC (NLB, dispatchers)');
+
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const image = ecs.ContainerImage.fromRegistry(props.image);
+
+    if (auth) {
+      this.credentials = new secretsmanager.Secret(this, 'Credentials', {
+        description: `Sluice ${stage}: RocketMQ ACL super user (edge producer, dispatchers, admin)`,
+        generateSecretString: {
+          secretStringTemplate: JSON.stringify({ username: 'sluice' }),
+          generateStringKey: 'password',
+          excludePunctuation: true,
+          passwordLength: 32,
+        },
+      });
+    }
+    const authSecrets: Record<string, ecs.Secret> = this.credentials
+      ? {
+          RMQ_USER: ecs.Secret.fromSecretsManager(this.credentials, 'username'),
+          RMQ_PASSWORD: ecs.Secret.fromSecretsManager(this.credentials, 'password'),
+        }
+      : {};
+
+    // --- name servers: two services so each has a stable DNS name in the broker's list.
+    const namesrvNames = ['namesrv-a', 'namesrv-b'];
+    const namesrvAddr = namesrvNames.map((n) => `${n}.${namespace.namespaceName}:${ROCKETMQ.namesrvPort}`).join(';');
+    for (const name of namesrvNames) {
+      const td = new ecs.FargateTaskDefinition(this, `${name}-task`, {
+        cpu: props.namesrvCpu,
+        memoryLimitMiB: props.namesrvMemoryMiB,
+        runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+      });
+      td.addContainer('namesrv', {
+        image,
+        entryPoint: ['sh', '-c'],
+        command: [namesrvScript()],
+        environment: { JAVA_OPT_EXT: `-Xms${Math.floor(props.namesrvMemoryMiB / 2)}m -Xmx${Math.floor(props.namesrvMemoryMiB / 2)}m` },
+        portMappings: [{ containerPort: ROCKETMQ.namesrvPort }],
+        healthCheck: tcpHealthCheck(ROCKETMQ.namesrvPort),
+        logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: name }),
+        readonlyRootFilesystem: false,
+      });
+      new ecs.FargateService(this, name, {
+        cluster: this.cluster,
+        taskDefinition: td,
+        desiredCount: 1,
+        vpcSubnets: privateSubnets,
+        securityGroups: [sg],
+        cloudMapOptions: {
+          cloudMapNamespace: namespace,
+          name,
+          dnsRecordType: servicediscovery.DnsRecordType.A,
+          dnsTtl: Duration.seconds(10),
+        },
+        circuitBreaker: { rollback: true },
+        minHealthyPercent: 0,
+        maxHealthyPercent: 200,
+      });
+    }
+
+    // --- broker: one master whose store lives on EFS.
+    const fsSg = new ec2.SecurityGroup(this, 'StoreSg', { vpc, description: 'RocketMQ broker store (EFS)', allowAllOutbound: false });
+    fsSg.addIngressRule(sg, ec2.Port.tcp(2049), 'NFS from the broker task');
+    const fileSystem = new efs.FileSystem(this, 'Store', {
+      vpc,
+      vpcSubnets: privateSubnets,
+      securityGroup: fsSg,
+      encrypted: true,
+      performanceMode: efs.PerformanceMode.GENERAL_PURPOSE,
+      throughputMode: efs.ThroughputMode.ELASTIC,
+      enableAutomaticBackups: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const accessPoint = fileSystem.addAccessPoint('StoreAccess', {
+      path: '/rocketmq-store',
+      posixUser: { uid: ROCKETMQ_UID, gid: ROCKETMQ_UID },
+      createAcl: { ownerUid: ROCKETMQ_UID, ownerGid: ROCKETMQ_UID, permissions: '750' },
+    });
+    const brokerTd = new ecs.FargateTaskDefinition(this, 'broker-task', {
+      cpu: props.brokerCpu,
+      memoryLimitMiB: props.brokerMemoryMiB,
+      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+      volumes: [
+        {
+          name: 'store',
+          efsVolumeConfiguration: {
+            fileSystemId: fileSystem.fileSystemId,
+            transitEncryption: 'ENABLED',
+            authorizationConfig: { accessPointId: accessPoint.accessPointId, iam: 'ENABLED' },
+          },
+        },
+      ],
+    });
+    fileSystem.grant(brokerTd.taskRole, 'elasticfilesystem:ClientMount', 'elasticfilesystem:ClientWrite');
+    const heap = Math.floor(props.brokerMemoryMiB / 4);
+    const brokerContainer = brokerTd.addContainer('broker', {
+      image,
+      entryPoint: ['sh', '-c'],
+      command: [brokerScript({ namesrvAddr, storeDir: STORE_DIR, auth })],
+      environment: { JAVA_OPT_EXT: `-Xms${heap}m -Xmx${heap}m -XX:MaxDirectMemorySize=${heap}m` },
+      secrets: authSecrets,
+      portMappings: [{ containerPort: ROCKETMQ.brokerPort }, { containerPort: ROCKETMQ.brokerPort - 2 }],
+      healthCheck: tcpHealthCheck(ROCKETMQ.brokerPort),
+      logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'broker' }),
+      stopTimeout: Duration.seconds(120),
+    });
+    brokerContainer.addMountPoints({ containerPath: STORE_DIR, sourceVolume: 'store', readOnly: false });
+    this.brokerService = new ecs.FargateService(this, 'broker', {
+      cluster: this.cluster,
+      taskDefinition: brokerTd,
+      desiredCount: 1,
+      vpcSubnets: privateSubnets,
+      securityGroups: [sg],
+      cloudMapOptions: { cloudMapNamespace: namespace, name: 'broker', dnsRecordType: servicediscovery.DnsRecordType.A, dnsTtl: Duration.seconds(10) },
+      // One writer per store: stop the old broker before starting the new one.
+      minHealthyPercent: 0,
+      maxHealthyPercent: 100,
+      circuitBreaker: { rollback: true },
+    });
+    fileSystem.connections.allowDefaultPortFrom(this.brokerService);
+
+    // --- proxies (cluster mode) behind an internal NLB.
+    const proxyTd = new ecs.FargateTaskDefinition(this, 'proxy-task', {
+      cpu: props.proxyCpu,
+      memoryLimitMiB: props.proxyMemoryMiB,
+      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+    });
+    proxyTd.addContainer('proxy', {
+      image,
+      entryPoint: ['sh', '-c'],
+      command: [proxyScript(namesrvAddr, auth)],
+      environment: { JAVA_OPT_EXT: `-Xms${Math.floor(props.proxyMemoryMiB / 2)}m -Xmx${Math.floor(props.proxyMemoryMiB / 2)}m` },
+      secrets: authSecrets,
+      portMappings: [{ containerPort: ROCKETMQ.grpcPort }, { containerPort: ROCKETMQ.remotingPort }],
+      healthCheck: tcpHealthCheck(ROCKETMQ.grpcPort),
+      logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'proxy' }),
+      stopTimeout: Duration.seconds(60),
+    });
+    this.proxyService = new ecs.FargateService(this, 'proxy', {
+      cluster: this.cluster,
+      taskDefinition: proxyTd,
+      desiredCount: props.proxyCount,
+      vpcSubnets: privateSubnets,
+      securityGroups: [sg],
+      minHealthyPercent: 50,
+      maxHealthyPercent: 200,
+      circuitBreaker: { rollback: true },
+    });
+    this.proxyService.node.addDependency(this.brokerService);
+
+    this.loadBalancer = new elbv2.NetworkLoadBalancer(this, 'ProxyNlb', {
+      vpc,
+      internetFacing: false,
+      vpcSubnets: privateSubnets,
+      crossZoneEnabled: true,
+    });
+    const listener = this.loadBalancer.addListener('Grpc', { port: ROCKETMQ.grpcPort, protocol: elbv2.Protocol.TCP });
+    this.proxyTargetGroup = listener.addTargets('Proxies', {
+      port: ROCKETMQ.grpcPort,
+      protocol: elbv2.Protocol.TCP,
+      targets: [this.proxyService.loadBalancerTarget({ containerName: 'proxy', containerPort: ROCKETMQ.grpcPort })],
+      healthCheck: { protocol: elbv2.Protocol.TCP, interval: Duration.seconds(10), healthyThresholdCount: 2, unhealthyThresholdCount: 2 },
+      deregistrationDelay: Duration.seconds(30),
+    });
+    this.endpoint = `${this.loadBalancer.loadBalancerDnsName}:${ROCKETMQ.grpcPort}`;
+
+    if (props.publicTls) {
+      const logs = (this.publicLogBucket = new s3.Bucket(this, 'PublicNlbLogs', {
+        encryption: s3.BucketEncryption.S3_MANAGED,
+        blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+        enforceSSL: true,
+        lifecycleRules: [{ expiration: Duration.days(90) }],
+        removalPolicy: RemovalPolicy.RETAIN,
+      }));
+      const publicNlb = new elbv2.NetworkLoadBalancer(this, 'PublicNlb', {
+        vpc,
+        internetFacing: true,
+        vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
+        crossZoneEnabled: true,
+      });
+      publicNlb.logAccessLogs(logs, 'public-nlb');
+      const tls = publicNlb.addListener('GrpcTls', {
+        port: ROCKETMQ.grpcPort,
+        protocol: elbv2.Protocol.TLS,
+        certificates: [elbv2.ListenerCertificate.fromArn(props.publicTls.certificateArn)],
+        sslPolicy: elbv2.SslPolicy.TLS13_13,
+        alpnPolicy: elbv2.AlpnPolicy.HTTP2_PREFERRED,
+      });
+      tls.addTargets('PublicProxies', {
+        port: ROCKETMQ.grpcPort,
+        protocol: elbv2.Protocol.TCP,
+        targets: [this.proxyService.loadBalancerTarget({ containerName: 'proxy', containerPort: ROCKETMQ.grpcPort })],
+        healthCheck: { protocol: elbv2.Protocol.TCP, interval: Duration.seconds(10) },
+        deregistrationDelay: Duration.seconds(30),
+      });
+      this.publicEndpoint = `${props.publicTls.domainName}:${ROCKETMQ.grpcPort}`;
+      new CfnOutput(this, 'PublicNlbDnsName', {
+        value: publicNlb.loadBalancerDnsName,
+        description: `CNAME ${props.publicTls.domainName} to this name`,
+      });
+    }
+
+    // --- one-off init task: LITE parent topic + wildcard consumer group.
+    const initTd = new ecs.FargateTaskDefinition(this, 'init-task', {
+      cpu: 512,
+      memoryLimitMiB: 1024,
+      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+    });
+    const script = initScript(namesrvAddr, props.liteTopicTtlMinutes, auth);
+    initTd.addContainer('mqadmin', {
+      image,
+      entryPoint: ['sh', '-c'],
+      command: [script],
+      environment: { JAVA_OPT_EXT: '-Xms256m -Xmx256m' },
+      secrets: authSecrets,
+      logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'init' }),
+    });
+    const runTask: cr.AwsSdkCall = {
+      service: 'ECS',
+      action: 'runTask',
+      parameters: {
+        cluster: this.cluster.clusterName,
+        taskDefinition: initTd.taskDefinitionArn,
+        launchType: 'FARGATE',
+        count: 1,
+        networkConfiguration: {
+          awsvpcConfiguration: {
+            subnets: vpc.selectSubnets(privateSubnets).subnetIds,
+            securityGroups: [sg.securityGroupId],
+            assignPublicIp: 'DISABLED',
+          },
+        },
+      },
+      // Any change of the call (a new task definition revision) runs the task again on update.
+      physicalResourceId: cr.PhysicalResourceId.of(`sluice-rocketmq-init-${hash(script)}`),
+    };
+    const passRoles = [initTd.taskRole.roleArn, initTd.obtainExecutionRole().roleArn];
+    const init = new cr.AwsCustomResource(this, 'CreateTopicAndGroup', {
+      onCreate: runTask,
+      onUpdate: runTask,
+      installLatestAwsSdk: false,
+      policy: cr.AwsCustomResourcePolicy.fromStatements([
+        new iam.PolicyStatement({
+          actions: ['ecs:RunTask'],
+          resources: [initTd.taskDefinitionArn],
+          conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
+        }),
+        new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles }),
+      ]),
+      timeout: Duration.minutes(2),
+    });
+    init.node.addDependency(this.brokerService, this.proxyService);
+    this.initFunctionRole = this.node.findChild(`AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace(/-/g, '')}`).node.findChild('ServiceRole');
+    this.taskDefinitions.push(...this.node.children.filter((c): c is ecs.FargateTaskDefinition => c instanceof ecs.FargateTaskDefinition));
+
+    new CfnOutput(this, 'ProxyEndpoint', { value: this.endpoint, description: 'RocketMQ proxy gRPC endpoint (internal)' });
+    new CfnOutput(this, 'NamesrvAddr', { value: namesrvAddr });
+  }
+}
+
+/** Short stable hash (FNV-1a) of a string, for physical ids. */
+function hash(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16);
+}

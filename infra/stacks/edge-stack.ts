@@ -1,0 +1,180 @@
+import { Stack, type StackProps, Duration, RemovalPolicy, CfnOutput } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { ROCKETMQ } from '../config.ts';
+import { SLUICE_NAMESPACE } from '../metrics.ts';
+import { ConfigStack } from './config-stack.ts';
+
+export interface EdgeStackProps extends StackProps {
+  readonly stage: string;
+  /** Entry file of the Lambda handler (exports `handler`). */
+  readonly entry: string;
+  /** package-lock.json of the project (esbuild bundling root). */
+  readonly lockFile: string;
+  readonly parameterPath: string;
+  readonly upstashSecret: secretsmanager.ISecret;
+  readonly spillover: sqs.IQueue;
+  /** Broker endpoint reachable from outside the VPC (TLS), if any; otherwise every request spills to SQS. */
+  readonly brokerEndpoint?: string;
+  readonly brokerCredentials?: secretsmanager.ISecret;
+  readonly nodeMajor: 20 | 22 | 24;
+  readonly domainName?: string;
+  readonly certificateArn?: string;
+  readonly webAclArn?: string;
+  readonly memoryMiB: number;
+  readonly timeoutSeconds: number;
+  readonly reservedConcurrency?: number;
+  readonly originAccess: 'public' | 'oac';
+  readonly originReadTimeoutSeconds: number;
+}
+
+/** esbuild options shared by CDK bundling and the bundle test. */
+export const EDGE_BUNDLING = {
+  format: 'esm',
+  target: 'node20',
+  platform: 'node',
+  mainFields: ['module', 'main'],
+  banner: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
+  /** Provided by the Lambda Node.js 20 runtime. */
+  external: ['@aws-sdk/*'],
+} as const;
+
+/**
+ * The edge: the Hono app as a Node.js 20 arm64 Lambda (bundled locally by esbuild),
+ * a function URL in RESPONSE_STREAM mode (SSE relays chunk by chunk), and CloudFront in
+ * front. The function stays outside the VPC: function URLs do not stream from a
+ * VPC-attached function (see infra/README.md). Secrets are read at run time by ARN.
+ */
+export class EdgeStack extends Stack {
+  readonly fn: nodejs.NodejsFunction;
+  readonly url: lambda.FunctionUrl;
+  readonly distribution: cloudfront.Distribution;
+  readonly hasWebAcl: boolean;
+  readonly hasCustomDomain: boolean;
+
+  constructor(scope: Construct, id: string, props: EdgeStackProps) {
+    super(scope, id, props);
+    this.hasWebAcl = props.webAclArn !== undefined;
+    this.hasCustomDomain = props.domainName !== undefined && props.certificateArn !== undefined;
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // Own role: logs to its own group only (no AWSLambdaBasicExecutionRole with logs:* on *).
+    const role = new iam.Role(this, 'HandlerRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Sluice ${props.stage} edge function`,
+    });
+    logGroup.grantWrite(role);
+    const runtime = { 20: lambda.Runtime.NODEJS_20_X, 22: lambda.Runtime.NODEJS_22_X, 24: lambda.Runtime.NODEJS_24_X }[props.nodeMajor];
+    this.fn = new nodejs.NodejsFunction(this, 'Handler', {
+      role,
+      entry: props.entry,
+      handler: 'handler',
+      depsLockFilePath: props.lockFile,
+      runtime,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memoryMiB,
+      timeout: Duration.seconds(props.timeoutSeconds),
+      ...(props.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
+      logGroup,
+      description: `Sluice ${props.stage} edge (Hono, OpenAI-compatible)`,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        SLUICE_STAGE: props.stage,
+        SLUICE_POLICY_SSM_PATH: `${props.parameterPath}/policy`,
+        // The function reads the secret by id at run time; its value is never in the template.
+        SLUICE_UPSTASH_SECRET_ID: props.upstashSecret.secretName,
+        SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
+        SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
+        ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
+        ...(props.brokerCredentials ? { SLUICE_ROCKETMQ_SECRET_ID: props.brokerCredentials.secretArn } : {}),
+        SLUICE_METRICS_NAMESPACE: SLUICE_NAMESPACE,
+        POWERTOOLS_SERVICE_NAME: 'sluice-edge',
+      },
+      bundling: {
+        forceDockerBundling: false,
+        format: nodejs.OutputFormat.ESM,
+        target: `node${props.nodeMajor}`,
+        mainFields: [...EDGE_BUNDLING.mainFields],
+        banner: EDGE_BUNDLING.banner,
+        externalModules: [...EDGE_BUNDLING.external],
+        minify: true,
+        sourceMap: true,
+        metafile: false,
+      },
+    });
+    if (props.nodeMajor === 20) {
+      // Node.js 20 is deprecated by Lambda (creation ends 2027-02-01) but is the runtime the
+      // project targets; context edgeNodeMajor moves it. Same reason as the cdk-nag L1 acknowledgment.
+      (this.fn.node.defaultChild as lambda.CfnFunction).addMetadata('cfn-lint', { config: { ignore_checks: ['W2531'] } });
+    }
+    // Least privilege: this secret, this queue, this stage's parameters.
+    props.upstashSecret.grantRead(this.fn);
+    props.brokerCredentials?.grantRead(this.fn);
+    props.spillover.grantSendMessages(this.fn);
+    ConfigStack.grantPolicyRead(this.fn, this, props.parameterPath);
+
+    this.url = this.fn.addFunctionUrl({
+      authType: props.originAccess === 'oac' ? lambda.FunctionUrlAuthType.AWS_IAM : lambda.FunctionUrlAuthType.NONE,
+      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+    });
+
+    const originProps = {
+      readTimeout: Duration.seconds(props.originReadTimeoutSeconds),
+      keepaliveTimeout: Duration.seconds(60),
+    };
+    const origin =
+      props.originAccess === 'oac'
+        ? origins.FunctionUrlOrigin.withOriginAccessControl(this.url, originProps)
+        : new origins.FunctionUrlOrigin(this.url, originProps);
+
+    const accessLogs = new s3.Bucket(this, 'AccessLogs', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      // CloudFront standard logging writes with an ACL.
+      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
+      enforceSSL: true,
+      lifecycleRules: [{ expiration: Duration.days(90) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: `Sluice ${props.stage} edge`,
+      defaultBehavior: {
+        origin,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        // Everything but Host (the function URL routes on its own host name).
+        originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        compress: false,
+      },
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+      ...(props.domainName && props.certificateArn
+        ? {
+            domainNames: [props.domainName],
+            certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn),
+            minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
+      ...(props.webAclArn ? { webAclId: props.webAclArn } : {}),
+      enableLogging: true,
+      logBucket: accessLogs,
+      logFilePrefix: 'cloudfront/',
+    });
+
+    new CfnOutput(this, 'EdgeUrl', { value: `https://${props.domainName ?? this.distribution.distributionDomainName}`, description: 'OpenAI-compatible base URL is <EdgeUrl>/v1' });
+    new CfnOutput(this, 'FunctionUrl', { value: this.url.url, description: 'Direct function URL (streaming)' });
+    new CfnOutput(this, 'FunctionName', { value: this.fn.functionName });
+  }
+}
