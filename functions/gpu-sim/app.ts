@@ -29,7 +29,7 @@ import {
 } from './openai.js';
 import { parseGpuSimOptions, type GpuSimConfig, type GpuSimOptions } from './options.js';
 import { chatFormat, completionFormat, type Envelope, type Format } from './responses.js';
-import { SlotPool, type Lease } from './slots.js';
+import { SlotPool } from './slots.js';
 import { embeddingVector, tokensForChars } from './text.js';
 
 export type { GpuSimOptions } from './options.js';
@@ -70,10 +70,11 @@ export interface GpuSim {
 const CLIENT_CLOSED = 499;
 
 interface Admitted {
-  lease: Lease;
+  /** Aborted when the client goes away, the stream is cancelled or the simulator closes. */
   signal: AbortSignal;
-  /** Aborts this request's generation; streams wire the client's cancel to it. */
   abort(): void;
+  /** Releases the slot and forgets the request; call exactly once, when it is over. */
+  finish(): void;
 }
 
 export function createGpuSim(options: GpuSimOptions): GpuSim {
@@ -90,7 +91,10 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     initialHoldMs: config.baseTokenMs * ((config.minOutputTokens + config.maxOutputTokens) / 2),
   });
   const load: Load = { busy: () => pool.busy, slots: config.slots, slowdown: () => faults.slowdown };
-  const closing = new AbortController();
+  let closed = false;
+  // Per-request controllers, aborted on close(). Not AbortSignal.any with a long-lived
+  // "closing" signal: on Node 20 that retains every request's signal (nodejs/node#55351).
+  const active = new Set<AbortController>();
   const count = { served: 0, rejected429: 0, rejected503: 0, faults: 0, aborted: 0, promptTokens: 0, completionTokens: 0 };
   let seq = 0;
 
@@ -126,12 +130,29 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     const fault = faults.draw();
     if (fault) return faultResponse(c, fault);
     const own = new AbortController();
-    const signal = AbortSignal.any([c.req.raw.signal, closing.signal, own.signal]);
-    const got = await pool.acquire(signal);
+    const client = c.req.raw.signal;
+    const clientGone = () => own.abort(client.reason);
+    if (client.aborted) own.abort(client.reason);
+    else client.addEventListener('abort', clientGone, { once: true });
+    active.add(own);
+    const forget = () => {
+      active.delete(own);
+      client.removeEventListener('abort', clientGone);
+    };
+    const got = await pool.acquire(own.signal);
     if (got.ok) {
       c.header('x-sim-queue-ms', String(got.lease.queuedMs));
-      return { lease: got.lease, signal, abort: () => own.abort() };
+      const lease = got.lease;
+      return {
+        signal: own.signal,
+        abort: () => own.abort(),
+        finish: () => {
+          lease.release();
+          forget();
+        },
+      };
     }
+    forget();
     switch (got.reason) {
       case 'queue_full':
         count.rejected429++;
@@ -170,7 +191,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
   /** A generation cut short: the client left (nobody reads the answer) or we are closing. */
   const interrupted = (c: Context): Response => {
     count.aborted++;
-    if (!closing.signal.aborted) return new Response(null, { status: CLIENT_CLOSED });
+    if (!closed) return new Response(null, { status: CLIENT_CLOSED });
     return c.json(errorBody('Server is shutting down.', 'server_error', 'shutting_down'), 503);
   };
 
@@ -182,7 +203,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
       if (a.signal.aborted) return interrupted(c);
       throw err;
     } finally {
-      a.lease.release();
+      a.finish();
     }
     record(p);
     return c.json(format.full(text, p.finishReason, usage(p.promptTokens, p.tokens.length)));
@@ -210,7 +231,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
         if (!a.signal.aborted) throw err;
         count.aborted++;
       } finally {
-        a.lease.release();
+        a.finish();
       }
     });
 
@@ -224,8 +245,8 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
   // 503 once closing, so a load balancer stops sending before the process goes away.
   app.get('/healthz', (c) =>
     c.json(
-      { status: closing.signal.aborted ? 'closing' : 'ok', slotsBusy: pool.busy, queueLength: pool.queueLength },
-      closing.signal.aborted ? 503 : 200,
+      { status: closed ? 'closing' : 'ok', slotsBusy: pool.busy, queueLength: pool.queueLength },
+      closed ? 503 : 200,
     ),
   );
   app.get('/stats', (c) => c.json(stats()));
@@ -276,7 +297,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
       if (a.signal.aborted) return interrupted(c);
       throw err;
     } finally {
-      a.lease.release();
+      a.finish();
     }
     count.served++;
     count.promptTokens += promptTokens;
@@ -299,7 +320,8 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     close() {
       // The pool first, so waiters hear "closed" (503) rather than "aborted" (client gone).
       pool.close();
-      closing.abort(new Error('gpu-sim closed'));
+      closed = true;
+      for (const request of active) request.abort(new Error('gpu-sim closed'));
     },
   };
 }
