@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock/clock.js';
-import type { Envelope } from '../../lib/envelope.js';
+import type { Envelope, ReplyMode } from '../../lib/envelope.js';
 import type { Policy } from '../../lib/policy/schema.js';
 import type { LiteQueue } from '../../lib/queue/types.js';
 import type { ResultChannel } from '../../lib/results/types.js';
@@ -17,7 +17,24 @@ export interface EdgeDeps {
   readonly log: Logger;
   /** Takes an envelope the queue refused, so an accepted request is never lost. */
   readonly spill?: (envelope: Envelope) => Promise<void>;
+  /** Told of every admission decision; telemetry and the scenario lab listen. */
+  readonly onAdmission?: (event: AdmissionEvent) => void;
   readonly options?: EdgeOptions;
+}
+
+export interface AdmissionEvent {
+  readonly outcome: 'admitted' | 'rejected';
+  readonly account: string;
+  readonly tenant: string;
+  readonly tier: string;
+  readonly model: string;
+  readonly mode?: ReplyMode;
+  /** For rejections: the machine-readable reason (as in `x-sluice-reason`). */
+  readonly reason?: string;
+  /** For admissions near a limit: the warning sent in `x-sluice-warning`. */
+  readonly warning?: string;
+  /** The request id, also the envelope id for admissions. */
+  readonly id: string;
 }
 
 export interface EdgeOptions {

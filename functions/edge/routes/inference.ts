@@ -43,7 +43,9 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     const admission = await admit(deps.store, policy, { account, model: body.model, tokenEstimate });
     for (const [k, v] of Object.entries(rateLimitHeaders(admission.windows))) c.header(k, v);
 
+    const who = { account: account.id, tenant: account.account.tenant, tier: account.account.tier, model: body.model, id: c.get('requestId') };
     if (admission.outcome === 'reject') {
+      deps.onAdmission?.({ ...who, outcome: 'rejected', reason: admission.reason });
       if (admission.reason === 'request-too-large') {
         throw new ApiError(400, admission.message, 'invalid_request_error', 'request_too_large_for_limit');
       }
@@ -59,6 +61,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       : /\brespond-async\b/i.test(c.req.header('prefer') ?? '') || tier.replyMode === 'async'
         ? 'async'
         : 'sync';
+    deps.onAdmission?.({ ...who, outcome: 'admitted', mode, warning: admission.warning });
     const now = deps.clock.now();
     const envelope: Envelope = {
       id: c.get('requestId'),
