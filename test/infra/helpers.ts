@@ -1,4 +1,4 @@
-import { readFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -22,6 +22,8 @@ export interface Synthesized {
   readonly assembly: CloudAssembly;
   readonly outdir: string;
   template(stack: keyof SluiceStacks): Template;
+  /** Removes the output directory. */
+  cleanup(): void;
 }
 
 /**
@@ -46,6 +48,7 @@ export function synthesize(context: Record<string, unknown> = {}, opts: { bundle
     stacks,
     assembly,
     outdir,
+    cleanup: () => rmSync(outdir, { recursive: true, force: true }),
     template(name) {
       const stack = stacks[name];
       if (!stack) throw new Error(`no ${name} stack`);

@@ -4,7 +4,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Match } from 'aws-cdk-lib/assertions';
 import { ACKNOWLEDGED } from '../../infra/nag.ts';
 import { parsePolicy } from '../../lib/policy/schema.js';
@@ -34,6 +34,7 @@ beforeAll(() => {
   synthMs = performance.now() - t0;
   console.log(`in-process synth (7 stacks, cdk-nag, esbuild bundle): ${Math.round(synthMs)} ms`);
 }, 120_000);
+afterAll(() => s?.cleanup());
 
 describe('app', () => {
   it('has one stack per concern, all in the configured region', () => {
@@ -277,6 +278,7 @@ describe('variants', () => {
     expect(v.assembly.stacks.map((x) => x.stackName)).not.toContain('Sluice-ext-Broker');
     expect(JSON.stringify(v.template('dispatchers').toJSON())).toContain('mq.example.internal:8081');
     expect(validationReport(v.outdir).pluginReports.every((p) => p.violations.length === 0)).toBe(true);
+    v.cleanup();
   });
 
   it('with brokerPublicTls: a TLS 1.3 public listener, ACL credentials for edge and dispatchers', () => {
@@ -303,6 +305,7 @@ describe('variants', () => {
     expect(edgeEnv).toContain('SLUICE_ROCKETMQ_SECRET_ID');
     v.template('network').resourceCountIs('AWS::EC2::VPC', 0);
     expect(validationReport(v.outdir).pluginReports.every((p) => p.violations.length === 0)).toBe(true);
+    v.cleanup();
   });
 
   it('refuses bad context with a clear message', () => {
