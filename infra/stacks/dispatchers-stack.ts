@@ -1,8 +1,8 @@
-import * as path from 'node:path';
 import { Stack, type StackProps, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecr_assets from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import { IgnoreMode } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -78,6 +78,8 @@ export class DispatchersStack extends Stack {
         file: props.dockerfile,
         // Only what the image build needs, so the asset hash ignores node_modules, cdk.out, tests.
         ignoreMode: IgnoreMode.DOCKER,
+        // The tasks run on X86_64; say so, so a deploy from an arm64 machine builds the right image.
+        platform: ecr_assets.Platform.LINUX_AMD64,
         exclude: ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!lib', '!functions'],
       }),
       environment: {
