@@ -214,7 +214,6 @@ export class BrokerStack extends Stack {
       maxHealthyPercent: 100,
       circuitBreaker: { rollback: true },
     });
-    fileSystem.connections.allowDefaultPortFrom(this.brokerService);
 
     // --- proxies (cluster mode) behind an internal NLB.
     const proxyTd = new ecs.FargateTaskDefinition(this, 'proxy-task', {
@@ -328,6 +327,8 @@ export class BrokerStack extends Stack {
           },
         },
       },
+      // RunTask's full response exceeds the 4 KB a custom resource may return: keep the task ARN only.
+      outputPaths: ['tasks.0.taskArn'],
       // Any change of the call (a new task definition revision) runs the task again on update.
       physicalResourceId: cr.PhysicalResourceId.of(`sluice-rocketmq-init-${hash(script)}`),
     };

@@ -154,7 +154,8 @@ export class EdgeStack extends Stack {
         allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
         cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
-        // Everything but Host (the function URL routes on its own host name).
+        // Everything but Host (the function URL routes on its own host name). With caching
+        // disabled, this managed policy also forwards Authorization (the bearer API key).
         originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
         compress: false,
       },

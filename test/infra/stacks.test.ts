@@ -2,13 +2,17 @@
  * The resources that matter, asserted on the templates of one in-process synthesis
  * (cdk-nag runs as part of it: synthesis throws on any unacknowledged finding).
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { App } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { configFromContext } from '../../infra/config.ts';
+import { addSluice } from '../../infra/sluice.ts';
 import { ACKNOWLEDGED } from '../../infra/nag.ts';
 import { parsePolicy } from '../../lib/policy/schema.js';
-import { synthesize, validationReport, type Synthesized } from './helpers.ts';
+import { cdkJsonContext, synthesize, validationReport, type Synthesized } from './helpers.ts';
 
 type Json = Record<string, unknown>;
 const resourcesOf = (s: Synthesized, stack: Parameters<Synthesized['template']>[0], type: string): Record<string, Json> =>
@@ -67,6 +71,9 @@ describe('edge', () => {
       Handler: 'index.handler',
     });
     t.hasResourceProperties('AWS::Lambda::Url', { InvokeMode: 'RESPONSE_STREAM', AuthType: 'NONE' });
+    // A public function URL needs both permissions (InvokeFunctionUrl and InvokeFunction via the URL).
+    t.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', FunctionUrlAuthType: 'NONE', Principal: '*' });
+    t.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', InvokedViaFunctionUrl: true });
   });
 
   it('is not attached to the VPC (function URLs do not stream from VPC functions)', () => {
@@ -241,6 +248,7 @@ describe('broker', () => {
     const cr = Object.values(t.findResources('Custom::AWS')).map((x) => JSON.stringify(props(x)));
     expect(cr).toHaveLength(1);
     expect(cr[0]).toContain('runTask');
+    expect(cr[0]).toContain('tasks.0.taskArn'); // response trimmed under the 4 KB custom-resource limit
     const defs = JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'));
     expect(defs).toContain('updateTopic');
     expect(defs).toContain('-t sluice-requests -a +message.type=LITE');
@@ -306,6 +314,35 @@ describe('variants', () => {
     v.template('network').resourceCountIs('AWS::EC2::VPC', 0);
     expect(validationReport(v.outdir).pluginReports.every((p) => p.violations.length === 0)).toBe(true);
     v.cleanup();
+  });
+
+  it('with edgeOriginAccess=oac: IAM-authenticated function URL signed by a Lambda origin access control', () => {
+    const v = synthesize({ stage: 'oac', edgeOriginAccess: 'oac' }, { bundle: false });
+    const e = v.template('edge');
+    e.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM', InvokeMode: 'RESPONSE_STREAM' });
+    e.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: Match.objectLike({ OriginAccessControlOriginType: 'lambda', SigningBehavior: 'always' }),
+    });
+    e.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: 'cloudfront.amazonaws.com' });
+    expect(validationReport(v.outdir).pluginReports.every((p) => p.violations.length === 0)).toBe(true);
+    v.cleanup();
+  });
+
+  it('a second region is a second instance of the regional stacks, in the same app if wanted', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-2r-'));
+    const app = new App({ outdir: dir, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+    const base = configFromContext((k) => ({ stage: 'prod' } as Record<string, unknown>)[k]);
+    const a = addSluice(app, { ...base, region: 'eu-west-1', availabilityZones: ['eu-west-1a', 'eu-west-1b'] }, { regionSuffix: true });
+    const b = addSluice(app, { ...base, region: 'us-west-2', availabilityZones: ['us-west-2a', 'us-west-2b'] }, { regionSuffix: true });
+    const assembly = app.synth();
+    expect(assembly.stacks).toHaveLength(14);
+    expect(a.edge.stackName).toBe('Sluice-prod-eu-west-1-Edge');
+    expect(b.edge.region).toBe('us-west-2');
+    // Same parameter path in each region (SSM is regional), own queues per region.
+    const paramsA = Template.fromStack(a.config).findResources('AWS::SSM::Parameter');
+    const paramsB = Template.fromStack(b.config).findResources('AWS::SSM::Parameter');
+    expect(Object.values(paramsA).map((r) => (r.Properties as Json).Name)).toEqual(Object.values(paramsB).map((r) => (r.Properties as Json).Name));
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('refuses bad context with a clear message', () => {
