@@ -179,6 +179,8 @@ export interface StartOptions {
   readonly dir?: string;
   readonly log?: Log;
   readonly startTimeoutMs?: number;
+  /** Appended to the standard arguments, e.g. ['--cluster-enabled', 'yes']. */
+  readonly extraArgs?: readonly string[];
 }
 
 export interface RedisServerHandle {
@@ -207,9 +209,15 @@ function readPid(dir: string): number | undefined {
  * restarts Redis may exit before the run ends, and Redis must outlive it. The
  * global teardown stops it by port, whoever started it last.
  */
-export async function spawnRedisServer(port: number, dir: string, log: Log = defaultLog, timeoutMs = 10_000): Promise<void> {
+export async function spawnRedisServer(
+  port: number,
+  dir: string,
+  log: Log = defaultLog,
+  timeoutMs = 10_000,
+  extraArgs: readonly string[] = [],
+): Promise<void> {
   if (await portOpen(port)) throw new Error(`port ${port} is already in use`);
-  const child = spawn('redis-server', redisServerArgs(port, dir), { stdio: 'ignore', detached: true });
+  const child = spawn('redis-server', [...redisServerArgs(port, dir), ...extraArgs], { stdio: 'ignore', detached: true });
   let exited: string | undefined;
   child.on('exit', (code, signal) => {
     exited = `redis-server exited early (code ${code}, signal ${signal}); see ${join(dir, 'redis.log')}`;
@@ -253,14 +261,14 @@ export async function startRedisServer(options: StartOptions = {}): Promise<Redi
   const port = options.port ?? (await findFreePort());
   const ownsDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
-  await spawnRedisServer(port, dir, log, options.startTimeoutMs);
+  await spawnRedisServer(port, dir, log, options.startTimeoutMs, options.extraArgs);
   return {
     port,
     dir,
     url: `redis://${LOOPBACK}:${port}`,
     pid: () => readPid(dir),
     stop: () => stopRedisServer(port, dir),
-    start: () => spawnRedisServer(port, dir, log, options.startTimeoutMs),
+    start: () => spawnRedisServer(port, dir, log, options.startTimeoutMs, options.extraArgs),
     close: async () => {
       await stopRedisServer(port, dir);
       if (ownsDir) rmSync(dir, { recursive: true, force: true });
