@@ -30,6 +30,8 @@ export const Envelope = z.object({
   /** Token windows charged at admission, so the dispatcher can reconcile them. */
   charged: z.array(z.object({ key: z.string(), windowStart: z.number() })),
   reservoirKey: z.string().optional(),
+  /** Multiplier of the LiteTopic's pace set at admission (degrade tiers over their soft quota). */
+  paceFactor: z.number().positive().max(1).default(1),
 });
 export type Envelope = z.infer<typeof Envelope>;
 

@@ -12,6 +12,7 @@ import { requestId } from './middleware/request-id.js';
 import { inferenceRoutes } from './routes/inference.js';
 import { modelRoutes } from './routes/models.js';
 import { requestRoutes } from './routes/requests.js';
+import { adminRoutes } from './routes/admin.js';
 
 export function createEdgeApp(deps: EdgeDeps): Hono {
   const app = new Hono();
@@ -21,6 +22,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   app.route('/v1', inferenceRoutes(deps));
   app.route('/v1', modelRoutes(deps));
   app.route('/v1', requestRoutes(deps));
+  if (deps.admin) app.route('/admin/v1', adminRoutes(deps.admin));
 
   app.notFound((c) => errorResponse(c, new ApiError(404, `Unknown route ${c.req.method} ${c.req.path}.`, 'invalid_request_error', 'unknown_route')));
   app.onError((error, c) => {

@@ -5,6 +5,7 @@ import type { LiteQueue } from '../../lib/queue/types.js';
 import type { ResultChannel } from '../../lib/results/types.js';
 import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
+import type { AdminDeps } from './routes/admin.js';
 
 /** Everything the edge needs, passed in: the same app runs in Lambda, Node and tests. */
 export interface EdgeDeps {
@@ -20,6 +21,8 @@ export interface EdgeDeps {
   /** Told of every admission decision; telemetry and the scenario lab listen. */
   readonly onAdmission?: (event: AdmissionEvent) => void;
   readonly options?: EdgeOptions;
+  /** The operators' API; left out, /admin answers 404. */
+  readonly admin?: AdminDeps;
 }
 
 export interface AdmissionEvent {

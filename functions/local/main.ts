@@ -2,6 +2,7 @@
  * `npm start`: Sluice on embedded defaults in one process, no other service needed.
  *   npm start -- --port 8787 --gpu-slots 8
  */
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../runtime/system-clock.js';
 import { createLogger } from '../runtime/logger.js';
@@ -13,23 +14,34 @@ const { values } = parseArgs({
     port: { type: 'string', default: process.env.SLUICE_PORT ?? '8787' },
     host: { type: 'string', default: process.env.SLUICE_HOST ?? '127.0.0.1' },
     'gpu-slots': { type: 'string', default: '8' },
+    'gpu-port': { type: 'string', default: process.env.SLUICE_GPU_PORT ?? '8788' },
+    policy: { type: 'string', default: process.env.SLUICE_POLICY_FILE },
     'log-level': { type: 'string', default: process.env.SLUICE_LOG_LEVEL ?? 'info' },
     help: { type: 'boolean', short: 'h' },
   },
 });
 
 if (values.help) {
-  console.log('usage: npm start -- [--port 8787] [--host 127.0.0.1] [--gpu-slots 8] [--log-level info]\nenv: SLUICE_PORT, SLUICE_HOST, SLUICE_LOG_LEVEL');
+  console.log(
+    'usage: npm start -- [--port 8787] [--host 127.0.0.1] [--policy policy.yaml] [--gpu-port 8788] [--gpu-slots 8] [--log-level info]\n' +
+      'env: SLUICE_PORT, SLUICE_HOST, SLUICE_POLICY_FILE, SLUICE_GPU_PORT, SLUICE_LOG_LEVEL, SLUICE_ADMIN_KEY\n' +
+      '--policy: a YAML or JSON policy file, created with the demo policy if missing, reloaded when it changes.',
+  );
   process.exit(0);
 }
 
 const log = createLogger(values['log-level']);
+// A fresh admin key each start unless one is given: the local admin API is never open by default.
+const adminKey = process.env.SLUICE_ADMIN_KEY ?? `sk-sluice-admin-${randomBytes(12).toString('hex')}`;
 const sluice = await startLocalSluice({
   clock: systemClock,
   log,
   host: values.host,
   port: Number(values.port),
   gpu: { slots: Number(values['gpu-slots']) },
+  gpuPort: Number(values['gpu-port']),
+  policyFile: values.policy,
+  adminKey,
 });
 
 console.log(`Sluice is running at ${sluice.url} (simulated GPU at ${sluice.gpuUrl})
@@ -38,6 +50,9 @@ Demo API keys:
   realtime tier, tenant "demo":  ${DEMO_KEYS.realtime}
   batch tier, tenant "demo":     ${DEMO_KEYS.batch}
   realtime tier, tenant "acme":  ${DEMO_KEYS.other}
+
+Admin key (limits, bookings, pause/resume under ${sluice.url}/admin/v1): ${adminKey}
+Policy: ${values.policy ? `${values.policy} (edit it; changes apply without a restart)` : 'built-in demo policy (pass --policy FILE to keep and edit it)'}
 
 Try it:
   curl -s ${sluice.url}/v1/chat/completions -H 'Authorization: Bearer ${DEMO_KEYS.realtime}' -H 'Content-Type: application/json' -d '{"model":"${DEMO_MODEL}","messages":[{"role":"user","content":"Hello, Sluice"}]}'

@@ -7,7 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Clock } from '../../lib/clock/clock.js';
 import { createDispatcher, type DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
-import type { Policy } from '../../lib/policy/schema.js';
+import type { Policy, PolicyInput } from '../../lib/policy/schema.js';
+import { existsSync } from 'node:fs';
+import { createPolicyAdmin } from '../../lib/policy/admin.js';
+import { createPolicyHolder } from '../../lib/policy/holder.js';
+import { hashApiKey } from '../../lib/policy/resolve.js';
+import { memorySource, type PolicySource } from '../../lib/policy/source.js';
+import { fileSource } from '../../lib/policy/sources/file.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import { createEmbeddedResults } from '../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../lib/store/embedded.js';
@@ -27,7 +33,16 @@ export interface LocalSluiceOptions {
   /** 0 picks a free port. */
   readonly port?: number;
   /** Policy to serve; default: the demo policy pointed at the built-in GPU simulator. */
-  readonly policy?: (gpuBaseUrl: string) => Policy;
+  readonly policy?: (gpuBaseUrl: string) => Policy | PolicyInput;
+  /**
+   * A YAML or JSON policy file, reloaded on change and written by the admin API.
+   * Created from `policy` when it does not exist yet.
+   */
+  readonly policyFile?: string;
+  /** Enables the admin API (/admin/v1) with this key. */
+  readonly adminKey?: string;
+  /** Port of the built-in GPU simulator; 0 picks a free one. */
+  readonly gpuPort?: number;
   readonly gpu?: Omit<GpuSimOptions, 'clock'>;
   /** Dispatcher workers (concurrent deliveries). */
   readonly concurrency?: number;
@@ -40,7 +55,8 @@ export interface LocalSluice {
   /** The edge app itself, for `app.request` in tests. */
   readonly app: Hono;
   readonly gpu: GpuSim;
-  readonly policy: Policy;
+  /** The policy in force now. */
+  policy(): Policy;
   readonly gpuUrl: string;
   readonly queue: EmbeddedLiteQueue;
   /** Stops taking requests, lets in-flight work finish, then stops everything. */
@@ -61,9 +77,18 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   const { clock, log } = options;
   const host = options.host ?? '127.0.0.1';
   const gpu = createGpuSim({ models: ['sim-llm'], ...options.gpu, clock });
-  const gpuServer = await listen(gpu.app.fetch, host, 0);
+  const gpuServer = await listen(gpu.app.fetch, host, options.gpuPort ?? 0);
   const gpuBaseUrl = `${gpuServer.url}/v1`;
-  const policy = (options.policy ?? ((url: string) => demoPolicy([url])))(gpuBaseUrl);
+  const initial = (options.policy ?? ((url: string) => demoPolicy([url])))(gpuBaseUrl);
+  let source: PolicySource;
+  if (options.policyFile) {
+    if (!existsSync(options.policyFile)) await fileSource(options.policyFile).save(initial);
+    source = fileSource(options.policyFile);
+  } else {
+    source = memorySource(initial);
+  }
+  const holder = await createPolicyHolder({ source, clock, log });
+  const policy = () => holder.current();
 
   const store = createEmbeddedStore(clock);
   const results = createEmbeddedResults({ clock });
@@ -72,10 +97,13 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     onDeadLetter: (d) => log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered'),
   });
   const upstream = createUpstreamClient();
-  const dispatcher = createDispatcher({ clock, store, results, upstream, policy: () => policy, log, newId: newLeaseId, options: options.dispatcher });
+  const dispatcher = createDispatcher({ clock, store, results, upstream, policy, log, newId: newLeaseId, options: options.dispatcher });
   const subscription = queue.subscribe(dispatcher, { concurrency: options.concurrency ?? 64 });
 
-  const app = createEdgeApp({ clock, store, queue, results, policy: () => policy, newId: newRequestId, log, options: options.edge });
+  const admin = options.adminKey
+    ? { keyHash: hashApiKey(options.adminKey), policy: createPolicyAdmin(source, holder), clock, newId: newRequestId }
+    : undefined;
+  const app = createEdgeApp({ clock, store, queue, results, policy, newId: newRequestId, log, options: options.edge, admin });
   const edge = await listen(app.fetch, host, options.port ?? 8787);
 
   return {
@@ -88,6 +116,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     async close() {
       // Waiting clients get their answers while the dispatcher drains.
       const edgeClosed = closeServer(edge.server);
+      holder.close();
       await subscription.close();
       await queue.close();
       await upstream.close();

@@ -7,6 +7,7 @@
 import { liteTopicName } from '../queue/lite-topic-name.js';
 import type { AccountRef } from '../policy/resolve.js';
 import { resolveLimits } from '../policy/resolve.js';
+import { activeReservations } from '../policy/reservations.js';
 import type { Policy } from '../policy/schema.js';
 import { reservoirKey, windowKey, type WindowScope } from '../store/keys.js';
 import type { AdmitDecision, RateStore, Unit, WindowLimit, WindowState } from '../store/types.js';
@@ -17,6 +18,8 @@ export interface AdmissionRequest {
   readonly account: AccountRef;
   readonly model: string;
   readonly tokenEstimate: number;
+  /** The edge's clock; only decides which booked bursts are active (windows use the store's time). */
+  readonly now: number;
 }
 
 export type Admission =
@@ -29,6 +32,10 @@ export type Admission =
       readonly reservoirKey: string;
       /** Set when a limit is past the tier's warning ratio. */
       readonly warning?: string;
+      /** Multiplier of the LiteTopic's pace: below 1 when a degrade tier is over its soft quota. */
+      readonly paceFactor: number;
+      /** Plain words for the slow-down, when there is one. */
+      readonly degraded?: string;
     }
   | {
       readonly outcome: 'reject';
@@ -47,20 +54,49 @@ export type RejectReason =
 
 const PAUSED_RETRY_MS = 60_000;
 
+/** Extra quota from the tenant's booked bursts active now. */
+function bookedExtra(policy: Policy, request: AdmissionRequest) {
+  const extra = { rpm: 0, tpm: 0, reservoir: 0 };
+  for (const r of activeReservations(policy, request.account.account.tenant, request.model, request.now)) {
+    extra.rpm += r.extra.rpm;
+    extra.tpm += r.extra.tpm;
+    extra.reservoir += r.extra.reservoir;
+  }
+  return extra;
+}
+
 export function windowLimits(policy: Policy, request: AdmissionRequest): WindowLimit[] {
   const { account } = request.account;
   const limits = resolveLimits(policy, account, request.model);
-  const scopes: Array<[WindowScope, { rpm?: number; tpm?: number }]> = [
-    [{ kind: 'account-model', tenant: account.tenant, account: request.account.id, model: request.model }, limits.accountModel],
-    [{ kind: 'tenant-model', tenant: account.tenant, model: request.model }, limits.tenantModel],
-    [{ kind: 'tenant', tenant: account.tenant }, limits.tenant],
+  const extra = bookedExtra(policy, request);
+  const tier = policy.tiers[account.tier];
+  // A degrade tier's own limits are soft: the store enforces only the hard cap above them.
+  const accountFactor = tier?.overQuota === 'degrade' ? tier.hardCapFactor : 1;
+  const scopes: Array<[WindowScope, { rpm?: number; tpm?: number }, number]> = [
+    [{ kind: 'account-model', tenant: account.tenant, account: request.account.id, model: request.model }, limits.accountModel, accountFactor],
+    [{ kind: 'tenant-model', tenant: account.tenant, model: request.model }, limits.tenantModel, 1],
+    [{ kind: 'tenant', tenant: account.tenant }, limits.tenant, 1],
   ];
   const out: WindowLimit[] = [];
-  for (const [scope, l] of scopes) {
-    if (l.rpm !== undefined) out.push({ key: windowKey(scope, 'requests', MINUTE), scope: scope.kind, unit: 'requests', limit: l.rpm, windowMs: MINUTE, cost: 1 });
-    if (l.tpm !== undefined) out.push({ key: windowKey(scope, 'tokens', MINUTE), scope: scope.kind, unit: 'tokens', limit: l.tpm, windowMs: MINUTE, cost: request.tokenEstimate });
+  for (const [scope, l, factor] of scopes) {
+    if (l.rpm !== undefined) {
+      out.push({ key: windowKey(scope, 'requests', MINUTE), scope: scope.kind, unit: 'requests', limit: Math.floor((l.rpm + extra.rpm) * factor), windowMs: MINUTE, cost: 1 });
+    }
+    if (l.tpm !== undefined) {
+      out.push({ key: windowKey(scope, 'tokens', MINUTE), scope: scope.kind, unit: 'tokens', limit: Math.floor((l.tpm + extra.tpm) * factor), windowMs: MINUTE, cost: request.tokenEstimate });
+    }
   }
   return out;
+}
+
+/**
+ * How far a degrade-tier account is past its soft quota, as a pace multiplier:
+ * each doubling past the quota halves the pace, up to the tier's step limit.
+ */
+export function degradeFactor(softLimit: number, used: number, maxSteps: number): number {
+  if (softLimit <= 0 || used <= softLimit) return 1;
+  const steps = Math.min(maxSteps, Math.ceil(Math.log2(used / softLimit)));
+  return 1 / 2 ** steps;
 }
 
 export async function admit(store: RateStore, policy: Policy, request: AdmissionRequest): Promise<Admission> {
@@ -85,16 +121,32 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
   }
   const liteTopic = liteTopicName(account.tier, account.tenant, request.model);
   const resolved = resolveLimits(policy, account, request.model);
-  const reservoir = { key: reservoirKey(account.tenant, liteTopic), max: resolved.accountModel.reservoir };
+  const reservoir = { key: reservoirKey(account.tenant, liteTopic), max: resolved.accountModel.reservoir + bookedExtra(policy, request).reservoir };
   const decision: AdmitDecision = await store.admit({ limits, reservoir });
   if (!decision.allowed) {
     const denied = decision.deniedBy;
     const reason: RejectReason = 'unit' in denied ? (`${denied.scope}:${denied.unit}` as RejectReason) : 'reservoir';
     return { outcome: 'reject', reason, message: rejectMessage(reason, decision.retryAfterMs), retryAfterMs: decision.retryAfterMs, windows: decision.windows };
   }
-  const warnRatio = policy.tiers[account.tier]?.warnRatio ?? 1;
+  const tier = policy.tiers[account.tier];
+  const warnRatio = tier?.warnRatio ?? 1;
   const near = decision.windows.find((w) => w.limit > 0 && (w.limit - w.remaining) / w.limit >= warnRatio);
+  let paceFactor = 1;
+  let degraded: string | undefined;
+  if (tier?.overQuota === 'degrade') {
+    for (const w of decision.windows) {
+      if (w.scope !== 'account-model') continue;
+      const soft = w.limit / tier.hardCapFactor;
+      const f = degradeFactor(soft, w.limit - w.remaining, tier.maxDegradeSteps);
+      if (f < paceFactor) {
+        paceFactor = f;
+        degraded = `over the soft ${w.unit} quota (${Math.round(soft)} per minute): paced at 1/${Math.round(1 / f)}`;
+      }
+    }
+  }
   return {
+    paceFactor,
+    degraded,
     outcome: 'admit',
     liteTopic,
     windows: decision.windows,

@@ -23,6 +23,7 @@ import type { Logger } from '../telemetry/log.js';
 import type { UpstreamClient, UpstreamReply } from '../upstream/client.js';
 import { openAiError } from '../openai-error.js';
 import type { DeadLetterSink, DispatchEvent } from './types.js';
+import { createCongestion, type Congestion } from './congestion.js';
 
 export interface DispatcherOptions {
   /** Deliveries of one envelope before it fails for good. */
@@ -31,6 +32,8 @@ export interface DispatcherOptions {
   readonly minSuspendMs?: number;
   /** A slot lease outlives a crashed dispatcher by at most this. */
   readonly leaseMs?: number;
+  /** How often a paused tenant's or account's queued work looks again. */
+  readonly pausedRecheckMs?: number;
   readonly upstreamTimeoutMs?: number;
 }
 
@@ -45,6 +48,8 @@ export interface DispatcherDeps {
   readonly deadLetters?: DeadLetterSink;
   readonly onEvent?: (event: DispatchEvent) => void;
   readonly options?: DispatcherOptions;
+  /** Shared congestion state; one per process by default. */
+  readonly congestion?: Congestion;
 }
 
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
@@ -55,7 +60,9 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const minSuspendMs = deps.options?.minSuspendMs ?? 50;
   const leaseMs = deps.options?.leaseMs ?? 5 * 60_000;
   const upstreamTimeoutMs = deps.options?.upstreamTimeoutMs ?? 120_000;
+  const pausedRecheckMs = deps.options?.pausedRecheckMs ?? 1_000;
   const emit = deps.onEvent ?? (() => {});
+  const congestion = deps.congestion ?? createCongestion({ clock, onChange: (model, factor) => emit({ type: 'congestion', model, factor }) });
   const roundRobin = new Map<string, number>();
 
   function pickUpstream(model: string, upstreams: readonly string[]): string {
@@ -113,8 +120,15 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       return Consume.success;
     }
 
+    // Paused work stays queued, and keeps its place, until an operator resumes it.
+    if (account.paused || policy.tenants[envelope.tenant]?.paused) {
+      emit({ type: 'suspended', envelope, ms: pausedRecheckMs, cause: 'paused' });
+      return Consume.suspend(pausedRecheckMs);
+    }
+
     const limits = resolveLimits(policy, account, envelope.model).accountModel;
-    const pace = { key: paceKey(envelope.tenant, envelope.liteTopic), rate: limits.rate, burst: limits.burst };
+    const rate = limits.rate * envelope.paceFactor * congestion.factor(envelope.model);
+    const pace = { key: paceKey(envelope.tenant, envelope.liteTopic), rate, burst: limits.burst };
     for (;;) {
       const wait = await store.pace(pace);
       if (wait === 0) break;
@@ -143,6 +157,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       body: { ...envelope.body, model: model.upstreamModel ?? envelope.model },
       timeoutMs: upstreamTimeoutMs,
     };
+    const startedAt = clock.now();
     let reply: UpstreamReply;
     let usage: number | undefined;
     let streamed = 0;
@@ -161,6 +176,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     } finally {
       await store.releaseSlot(slotKey, leaseId);
     }
+    congestion.observe(envelope.model, { status: reply.status, latencyMs: clock.now() - startedAt, latencyTargetMs: model.latencyTargetMs });
 
     if (reply.status >= 200 && reply.status < 300) {
       usage ??= totalTokens(reply.json);

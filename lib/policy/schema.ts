@@ -39,6 +39,13 @@ export const Tier = z
     replyMode: z.enum(['sync', 'async']).default('sync'),
     /** Longest a request may wait in the queue before it is answered `expired`. */
     maxQueueWaitMs: z.number().int().positive(),
+    /**
+     * For `degrade` tiers: account limits are soft; past them the pace halves at each
+     * step, and only this multiple of the limit is a hard cap (429).
+     */
+    hardCapFactor: z.number().min(1).default(3),
+    /** For `degrade` tiers: most halvings of the pace (4 = down to 1/16). */
+    maxDegradeSteps: z.number().int().min(0).max(10).default(4),
   })
   .strict();
 export type Tier = z.infer<typeof Tier>;
@@ -53,6 +60,12 @@ export const Model = z
     upstreamModel: z.string().optional(),
     /** max_tokens assumed when a request does not say. */
     defaultMaxTokens: z.number().int().positive().default(256),
+    /** Tokens per second the model sustains in all; bookings are checked against it. */
+    tokensPerSecond: z.number().positive().optional(),
+    /** Part of that capacity bookings may take at once. */
+    bookableShare: z.number().min(0).max(1).default(0.5),
+    /** Upstream latency past which congestion control slows the model down. */
+    latencyTargetMs: z.number().int().positive().optional(),
     limits: Limits.optional(),
   })
   .strict();
@@ -82,12 +95,33 @@ export const Account = z
   .strict();
 export type Account = z.infer<typeof Account>;
 
+/** A booked burst: extra quota for a tenant (optionally one model) over a window of time. */
+export const Reservation = z
+  .object({
+    id: id,
+    tenant: id,
+    /** Only this model; every model of the tenant when unset. */
+    model: id.optional(),
+    /** Start and end, ms since the epoch. */
+    startsAt: z.number().int().nonnegative(),
+    endsAt: z.number().int().positive(),
+    /** Added to the tenant's and its accounts' windows, and to the reservoir, while active. */
+    extra: z
+      .object({ rpm: z.number().int().nonnegative().default(0), tpm: z.number().int().nonnegative().default(0), reservoir: z.number().int().nonnegative().default(0) })
+      .strict(),
+    note: z.string().max(200).optional(),
+  })
+  .strict()
+  .refine((r) => r.endsAt > r.startsAt, { message: 'endsAt must be after startsAt', path: ['endsAt'] });
+export type Reservation = z.infer<typeof Reservation>;
+
 export const Policy = z
   .object({
     tiers: z.record(id, Tier),
     models: z.record(id, Model),
     tenants: z.record(id, Tenant),
     accounts: z.record(id, Account),
+    reservations: z.array(Reservation).default([]),
     /** Limits applied where nothing more specific is set. */
     defaults: z
       .object({
@@ -103,6 +137,10 @@ export const Policy = z
       if (!p.tenants[a.tenant]) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tenant'], message: `unknown tenant "${a.tenant}"` });
       if (!p.tiers[a.tier]) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tier'], message: `unknown tier "${a.tier}"` });
     }
+    p.reservations.forEach((r, i) => {
+      if (!p.tenants[r.tenant]) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'tenant'], message: `unknown tenant "${r.tenant}"` });
+      if (r.model && !p.models[r.model]) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'model'], message: `unknown model "${r.model}"` });
+    });
     const shares = Object.values(p.tiers).reduce((s, t) => s + t.share, 0);
     if (shares > 1 + 1e-9) ctx.addIssue({ code: 'custom', path: ['tiers'], message: `tier shares add up to ${shares}, more than 1` });
   });

@@ -40,7 +40,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     const account = c.get('account');
     const tier = policy.tiers[account.account.tier]!;
     const tokenEstimate = estimateTokens(operation, body, model.defaultMaxTokens);
-    const admission = await admit(deps.store, policy, { account, model: body.model, tokenEstimate });
+    const admission = await admit(deps.store, policy, { account, model: body.model, tokenEstimate, now: deps.clock.now() });
     for (const [k, v] of Object.entries(rateLimitHeaders(admission.windows))) c.header(k, v);
 
     const who = { account: account.id, tenant: account.account.tenant, tier: account.account.tier, model: body.model, id: c.get('requestId') };
@@ -55,6 +55,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       });
     }
     if (admission.warning) c.header('x-sluice-warning', admission.warning);
+    if (admission.degraded) c.header('x-sluice-degraded', admission.degraded);
 
     const mode: ReplyMode = body.stream
       ? 'stream'
@@ -78,6 +79,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       tokenEstimate,
       charged: [...admission.charged],
       reservoirKey: admission.reservoirKey,
+      paceFactor: admission.paceFactor,
     };
     if (mode === 'async') await deps.results.track(envelope.id, envelope.tenant);
     await enqueue(envelope);

@@ -47,7 +47,7 @@ describe('end to end with the official openai client', () => {
 
 describe('npm start', () => {
   it('prints a curl that answers 200, and drains on Ctrl-C', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/local/main.ts', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/local/main.ts', '--port', '0', '--gpu-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
