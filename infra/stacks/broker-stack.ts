@@ -37,7 +37,8 @@ const ROCKETMQ_UID = '3000';
 
 function tcpHealthCheck(port: number): ecs.HealthCheck {
   return {
-    command: ['CMD-SHELL', `bash -c '</dev/tcp/127.0.0.1/${port}' || exit 1`],
+    // bash's /dev/tcp where the image has bash (the Ubuntu/CentOS builds), busybox nc otherwise.
+    command: ['CMD-SHELL', `bash -c '</dev/tcp/127.0.0.1/${port}' 2>/dev/null || nc -z 127.0.0.1 ${port} || exit 1`],
     interval: Duration.seconds(15),
     timeout: Duration.seconds(5),
     retries: 4,
@@ -121,6 +122,7 @@ export class BrokerStack extends Stack {
     // --- name servers: two services so each has a stable DNS name in the broker's list.
     const namesrvNames = ['namesrv-a', 'namesrv-b'];
     const namesrvAddr = namesrvNames.map((n) => `${n}.${namespace.namespaceName}:${ROCKETMQ.namesrvPort}`).join(';');
+    let previous: ecs.FargateService | undefined;
     for (const name of namesrvNames) {
       const td = new ecs.FargateTaskDefinition(this, `${name}-task`, {
         cpu: props.namesrvCpu,
@@ -137,7 +139,7 @@ export class BrokerStack extends Stack {
         logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: name }),
         readonlyRootFilesystem: false,
       });
-      new ecs.FargateService(this, name, {
+      const service = new ecs.FargateService(this, name, {
         cluster: this.cluster,
         taskDefinition: td,
         desiredCount: 1,
@@ -150,9 +152,13 @@ export class BrokerStack extends Stack {
           dnsTtl: Duration.seconds(10),
         },
         circuitBreaker: { rollback: true },
-        minHealthyPercent: 0,
+        // Start the replacement before stopping the old task, and update one name server at a
+        // time (the dependency below), so the broker always has one to register with.
+        minHealthyPercent: 100,
         maxHealthyPercent: 200,
       });
+      if (previous) service.node.addDependency(previous);
+      previous = service;
     }
 
     // --- broker: one master whose store lives on EFS.

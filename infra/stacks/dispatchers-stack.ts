@@ -109,7 +109,8 @@ export class DispatchersStack extends Stack {
     this.service = new ecs.FargateService(this, 'Service', {
       cluster: this.cluster,
       taskDefinition: td,
-      desiredCount: props.minTasks,
+      // No desiredCount: the autoscaler owns it, so a deploy during a burst does not reset it
+      // (CloudFormation starts a new service at 1; the scalable target raises it to minTasks).
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       securityGroups: [sg],
       minHealthyPercent: 100,
