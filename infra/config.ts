@@ -86,7 +86,8 @@ export interface SluiceConfig {
   /**
    * How CloudFront authenticates to the function URL. `oac` signs requests (function URL
    * auth AWS_IAM) but then every POST must carry `x-amz-content-sha256`, which OpenAI
-   * clients do not send; `public` (default) leaves the URL open and relies on the edge's
+   * clients do not send, and the signature replaces the client's `Authorization: Bearer` key;
+   * `public` (default) leaves the URL open and relies on the edge's
    * own API-key check. See infra/README.md.
    */
   readonly edgeOriginAccess: 'public' | 'oac';
