@@ -1,0 +1,114 @@
+/**
+ * CloudWatch Embedded Metric Format adapter for Lambda, over
+ * @aws-lambda-powertools/metrics. It is fed by the same telemetry core as the
+ * Prometheus adapter; observations are aggregated in memory (counters summed,
+ * latencies kept as value lists) and `flush()` writes one EMF JSON line to stdout
+ * per dimension set, which CloudWatch turns into metrics. Call `flush()` at the end
+ * of each invocation (or on a timer in a long-lived process).
+ *
+ * The powertools `Metrics` instance is built by the entry point (it reads its
+ * POWERTOOLS_* settings from the environment, which nothing under lib/ does).
+ */
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { Clock } from '../clock/clock.js';
+import type { CounterName, GaugeSample, HistogramName, Labels, MetricSink } from './catalog.js';
+
+export interface EmfSink extends MetricSink {
+  /** Writes what was observed since the last flush (and the current gauges); returns the EMF lines written. */
+  flush(): number;
+}
+
+export interface EmfSinkOptions {
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  /** Include gauges (reservoir depth, GPU slots, pace) in each flush. Default true. */
+  readonly gauges?: boolean;
+}
+
+/**
+ * CloudWatch keeps at most 100 values per metric in one EMF document, and powertools
+ * publishes by itself (dropping our dimensions) when a metric reaches 100: stay below.
+ */
+const MAX_VALUES = 99;
+
+interface Group {
+  readonly dims: Labels;
+  readonly counts: Map<string, number>;
+  readonly latencies: Map<string, number[]>;
+  readonly gauges: Map<string, number>;
+}
+
+export function createEmfSink(options: EmfSinkOptions): EmfSink {
+  const { clock, metrics } = options;
+  const groups = new Map<string, Group>();
+  let readGauges: () => readonly GaugeSample[] = () => [];
+
+  function group(labels: Labels): Group {
+    // Empty values are not valid EMF dimensions.
+    const dims = Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, v === '' ? 'none' : v]));
+    const key = Object.entries(dims)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\u0000');
+    let g = groups.get(key);
+    if (!g) {
+      g = { dims, counts: new Map(), latencies: new Map(), gauges: new Map() };
+      groups.set(key, g);
+    }
+    return g;
+  }
+
+  return {
+    count(name: CounterName, labels: Labels, value: number) {
+      const g = group(labels);
+      g.counts.set(name, (g.counts.get(name) ?? 0) + value);
+    },
+    observe(name: HistogramName, labels: Labels, ms: number) {
+      const g = group(labels);
+      const list = g.latencies.get(name) ?? [];
+      list.push(ms);
+      g.latencies.set(name, list);
+    },
+    bindGauges(read) {
+      readGauges = read;
+    },
+    flush() {
+      if (options.gauges ?? true) for (const s of readGauges()) group(s.labels).gauges.set(s.name, s.value);
+      let lines = 0;
+      const now = clock.now();
+      for (const g of groups.values()) {
+        // Latency lists longer than 100 values span several documents; the first carries the counters.
+        const chunks = Math.max(1, ...[...g.latencies.values()].map((l) => Math.ceil(l.length / MAX_VALUES)));
+        for (let i = 0; i < chunks; i++) {
+          let stored = 0;
+          for (const [k, v] of Object.entries(g.dims)) metrics.addDimension(k, v);
+          for (const [name, list] of g.latencies) {
+            for (const v of list.slice(i * MAX_VALUES, (i + 1) * MAX_VALUES)) {
+              metrics.addMetric(`${name}_ms`, MetricUnit.Milliseconds, v);
+              stored++;
+            }
+          }
+          if (i === 0) {
+            for (const [name, v] of g.counts) {
+              metrics.addMetric(name, MetricUnit.Count, v);
+              stored++;
+            }
+            for (const [name, v] of g.gauges) {
+              metrics.addMetric(name, MetricUnit.Count, v);
+              stored++;
+            }
+          }
+          if (stored === 0) {
+            metrics.clearDimensions();
+            continue;
+          }
+          metrics.setTimestamp(now);
+          metrics.publishStoredMetrics();
+          lines++;
+        }
+      }
+      groups.clear();
+      return lines;
+    },
+  };
+}

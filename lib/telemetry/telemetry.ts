@@ -1,0 +1,607 @@
+/**
+ * The telemetry core: listens to admission decisions (edge) and dispatch events
+ * (dispatcher), turns them into metrics for every sink (Prometheus, CloudWatch
+ * EMF), raises alerts, and keeps the live view the dashboard reads.
+ *
+ * - Labels are bounded: the busiest `topTenants` tenants are named, the rest are
+ *   "other" (cardinality.ts). Accounts and LiteTopics never become labels; the
+ *   dashboard shows them from the in-memory live view.
+ * - "Absorbed" = a request that waited in its LiteTopic at least `absorbAfterMs`
+ *   (the broker's Suspend granularity: it was held, not passed straight through)
+ *   and then completed. It is the burst Sluice turned into a stream instead of 429s.
+ * - GPU slots in use are the dispatches started and not yet finished, per tier
+ *   and model, set against each tier's reserved share of the model's slots.
+ * - Time comes from the injected clock; nothing here reads the environment.
+ */
+import type { Clock } from '../clock/clock.js';
+import type { DispatchEvent } from '../dispatch/types.js';
+import type { Envelope } from '../envelope.js';
+import { gateFromShares } from '../limits/capacity-gate.js';
+import { resolveLimits } from '../policy/resolve.js';
+import type { Policy } from '../policy/schema.js';
+import { liteTopicName } from '../queue/lite-topic-name.js';
+import type { DeadLetter } from '../queue/types.js';
+import { Alerts, type AlertRecord } from './alerts.js';
+import type { CounterName, GaugeSample, HistogramName, Labels, MetricSink } from './catalog.js';
+import { OTHER, TopNLabels } from './cardinality.js';
+import type { Logger } from './log.js';
+
+/** What the edge reports per admission decision (structurally functions/edge/deps.ts AdmissionEvent). */
+export interface AdmissionInfo {
+  readonly outcome: 'admitted' | 'rejected';
+  readonly account: string;
+  readonly tenant: string;
+  readonly tier: string;
+  readonly model: string;
+  readonly reason?: string;
+  readonly warning?: string;
+  readonly id: string;
+}
+
+export interface TelemetryOptions {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly policy: () => Policy;
+  readonly sinks?: readonly MetricSink[];
+  /** Messages waiting in a LiteTopic, when the queue can tell (the embedded engine). Else counted from events. */
+  readonly depth?: (liteTopic: string) => number;
+  /** Tenants named in metric labels; the rest are "other". */
+  readonly topTenants?: number;
+  readonly absorbAfterMs?: number;
+  readonly alertCooldownMs?: number;
+  /** Window over which "bursting now" is measured. */
+  readonly burstWindowMs?: number;
+  /** How far back the per-tier history goes, and its step. */
+  readonly historyMs?: number;
+  readonly bucketMs?: number;
+  /** Tiers whose near-limit warnings are alerts; default: the tiers of highest weight. */
+  readonly priorityTiers?: readonly string[];
+}
+
+interface TopicInfo {
+  readonly tier: string;
+  readonly tenant: string;
+  readonly model: string;
+  /** Admitted minus finished, counted from events (used when no depth source). */
+  pending: number;
+  lastSeen: number;
+}
+
+interface InFlight {
+  readonly tier: string;
+  readonly model: string;
+  readonly held: boolean;
+  readonly at: number;
+}
+
+interface Offered {
+  admitted: number;
+  refused: number;
+  warned: number;
+}
+
+interface AccountOffered extends Offered {
+  readonly tenant: string;
+  readonly tier: string;
+}
+
+interface BurstBucket {
+  readonly start: number;
+  readonly tenants: Map<string, Offered>;
+  readonly accounts: Map<string, AccountOffered>;
+}
+
+export const HISTORY_SERIES = ['admitted', 'refused', 'absorbed', 'completed', 'expired', 'failed'] as const;
+export type HistorySeries = (typeof HISTORY_SERIES)[number];
+type TierPoint = Record<HistorySeries, number>;
+
+interface HistoryBucket {
+  readonly start: number;
+  readonly tiers: Map<string, TierPoint>;
+}
+
+export interface Booking {
+  readonly id: string;
+  readonly tenant: string;
+  readonly model?: string;
+  readonly startsAt: number;
+  readonly endsAt: number;
+  readonly extra: Readonly<Record<string, number>>;
+  readonly note?: string;
+  readonly active: boolean;
+}
+
+export interface WarningRecord {
+  readonly at: number;
+  readonly tier: string;
+  readonly tenant: string;
+  readonly account: string;
+  readonly model: string;
+  readonly message: string;
+}
+
+export interface LiveState {
+  readonly now: number;
+  readonly burstWindowMs: number;
+  readonly tenants: readonly {
+    tenant: string;
+    perSecond: number;
+    admitted: number;
+    refused: number;
+    warned: number;
+    queued: number;
+    paused: boolean;
+  }[];
+  readonly accounts: readonly { account: string; tenant: string; tier: string; perSecond: number; admitted: number; refused: number; warned: number; paused: boolean }[];
+  readonly liteTopics: readonly { liteTopic: string; tier: string; tenant: string; model: string; depth: number; maxQueueWaitMs?: number }[];
+  readonly history: { readonly start: number; readonly stepMs: number; readonly tiers: Record<string, Record<HistorySeries, number[]>> };
+  readonly gpu: readonly { model: string; capacity: number; paceFactor: number; tiers: { tier: string; inUse: number; reserved: number }[] }[];
+  readonly totals: Record<string, number>;
+  readonly paused: { readonly tenants: readonly string[]; readonly accounts: readonly string[] };
+  /** Burst bookings (policy reservations) active now or upcoming, soonest first. */
+  readonly bookings: readonly Booking[];
+  readonly warnings: readonly WarningRecord[];
+  readonly alerts: readonly AlertRecord[];
+  readonly activeAlerts: readonly AlertRecord[];
+}
+
+export interface Telemetry {
+  onAdmission(event: AdmissionInfo): void;
+  onDispatch(event: DispatchEvent): void;
+  /** A message the queue engine dead-lettered after its own attempt limit. */
+  onQueueDeadLetter(deadLetter: DeadLetter): void;
+  /** An envelope went to the spillover queue (broker unreachable). */
+  recordSpill(envelope: Pick<Envelope, 'tier' | 'tenant' | 'model' | 'liteTopic'>): void;
+  /** Congestion control changed a model's pace factor (1 = full pace). */
+  recordPaceChange(change: { model: string; factor: number; reason?: string }): void;
+  /** Current gauges (depth, GPU slots, pace), labels bounded. */
+  gauges(): GaugeSample[];
+  /** The dashboard's view. */
+  live(limit?: number): LiveState;
+  readonly alerts: Alerts;
+  /** The label a tenant gets in metrics right now. */
+  tenantLabel(tenant: string): string;
+}
+
+const TOPIC_IDLE_MS = 15 * 60_000;
+const MAX_TOPICS = 50_000;
+const MAX_BUCKET_KEYS = 10_000;
+const MAX_IN_FLIGHT = 100_000;
+
+export function createTelemetry(options: TelemetryOptions): Telemetry {
+  const { clock, log } = options;
+  const sinks = options.sinks ?? [];
+  const absorbAfterMs = options.absorbAfterMs ?? 50;
+  const burstWindowMs = options.burstWindowMs ?? 10_000;
+  const bucketMs = options.bucketMs ?? 1_000;
+  const historyMs = options.historyMs ?? 5 * 60_000;
+  const tenants = new TopNLabels({ clock, size: options.topTenants ?? 10 });
+  const alerts = new Alerts({ clock, log, sinks, cooldownMs: options.alertCooldownMs });
+
+  const topics = new Map<string, TopicInfo>();
+  const inFlight = new Map<string, InFlight>();
+  const pace = new Map<string, number>();
+  const burst: BurstBucket[] = [];
+  const history: HistoryBucket[] = [];
+  const warnings: WarningRecord[] = [];
+  const totals: Record<string, number> = {};
+
+  function count(name: CounterName, labels: Labels, value = 1) {
+    totals[name] = (totals[name] ?? 0) + value;
+    for (const s of sinks) s.count(name, labels, value);
+  }
+  function observe(name: HistogramName, labels: Labels, ms: number) {
+    for (const s of sinks) s.observe(name, labels, Math.max(0, ms));
+  }
+  for (const s of sinks) s.bindGauges?.(() => gauges());
+
+  /** Labels of one event; each event also counts towards its tenant's place in the top N. */
+  function labelsOf(e: { tier: string; tenant: string; model: string }): Labels {
+    return { tier: e.tier, tenant: tenants.touch(e.tenant), model: e.model };
+  }
+
+  function priorityTiers(policy: Policy): readonly string[] {
+    if (options.priorityTiers) return options.priorityTiers;
+    const weights = Object.values(policy.tiers).map((t) => t.weight);
+    const top = Math.max(...weights);
+    return Object.entries(policy.tiers).filter(([, t]) => t.weight === top).map(([n]) => n);
+  }
+
+  function topic(liteTopic: string, e: { tier: string; tenant: string; model: string }): TopicInfo {
+    let t = topics.get(liteTopic);
+    if (!t) {
+      if (topics.size >= MAX_TOPICS) pruneTopics(true);
+      t = { tier: e.tier, tenant: e.tenant, model: e.model, pending: 0, lastSeen: clock.now() };
+      topics.set(liteTopic, t);
+    }
+    t.lastSeen = clock.now();
+    return t;
+  }
+
+  function depthOf(liteTopic: string, t: TopicInfo): number {
+    return options.depth ? options.depth(liteTopic) : t.pending;
+  }
+
+  function pruneTopics(force = false) {
+    const now = clock.now();
+    for (const [name, t] of topics) {
+      if ((force || now - t.lastSeen > TOPIC_IDLE_MS) && depthOf(name, t) === 0) topics.delete(name);
+    }
+  }
+
+  function bucketFor<T extends { start: number }>(list: T[], make: (start: number) => T, keepMs: number): T {
+    const start = Math.floor(clock.now() / bucketMs) * bucketMs;
+    const last = list[list.length - 1];
+    if (last && last.start === start) return last;
+    const b = make(start);
+    list.push(b);
+    while (list.length > 0 && list[0]!.start <= start - keepMs) list.shift();
+    return b;
+  }
+
+  function burstBucket(): BurstBucket {
+    return bucketFor(burst, (start) => ({ start, tenants: new Map(), accounts: new Map() }), burstWindowMs);
+  }
+
+  function historyPoint(tier: string): TierPoint {
+    const b = bucketFor(history, (start) => ({ start, tiers: new Map() }), historyMs);
+    let p = b.tiers.get(tier);
+    if (!p) {
+      p = { admitted: 0, refused: 0, absorbed: 0, completed: 0, expired: 0, failed: 0 };
+      b.tiers.set(tier, p);
+    }
+    return p;
+  }
+
+  function offered(e: AdmissionInfo, field: keyof Offered) {
+    const b = burstBucket();
+    const tenantKey = b.tenants.has(e.tenant) || b.tenants.size < MAX_BUCKET_KEYS ? e.tenant : OTHER;
+    const t = b.tenants.get(tenantKey) ?? { admitted: 0, refused: 0, warned: 0 };
+    t[field]++;
+    b.tenants.set(tenantKey, t);
+    const accountKey = b.accounts.has(e.account) || b.accounts.size < MAX_BUCKET_KEYS ? e.account : OTHER;
+    const a = b.accounts.get(accountKey) ?? { tenant: e.tenant, tier: e.tier, admitted: 0, refused: 0, warned: 0 };
+    a[field]++;
+    b.accounts.set(accountKey, a);
+  }
+
+  function checkExpectedWait(policy: Policy, liteTopic: string, t: TopicInfo, accountId?: string) {
+    const tier = policy.tiers[t.tier];
+    const account = accountId ? policy.accounts[accountId] : undefined;
+    if (!tier || !account) return;
+    const depth = depthOf(liteTopic, t);
+    if (depth === 0) return;
+    const rate = resolveLimits(policy, account, t.model).accountModel.rate;
+    const expectedWaitMs = Math.round((depth / rate) * 1000);
+    if (expectedWaitMs > tier.maxQueueWaitMs) {
+      alerts.raise(
+        'queue-wait-above-max',
+        liteTopic,
+        { tier: t.tier, tenant: t.tenant, model: t.model, liteTopic, depth, expectedWaitMs, maxQueueWaitMs: tier.maxQueueWaitMs, basis: 'expected' },
+        `${liteTopic} expects ${expectedWaitMs} ms for ${depth} waiting, max ${tier.maxQueueWaitMs} ms`,
+      );
+    }
+  }
+
+  function checkObservedWait(envelope: Envelope, waitMs: number) {
+    const max = options.policy().tiers[envelope.tier]?.maxQueueWaitMs;
+    if (max === undefined || waitMs < max) return;
+    alerts.raise(
+      'queue-wait-above-max',
+      envelope.liteTopic,
+      { tier: envelope.tier, tenant: envelope.tenant, model: envelope.model, liteTopic: envelope.liteTopic, waitMs, maxQueueWaitMs: max, basis: 'observed' },
+      `${envelope.liteTopic} waited ${waitMs} ms, max ${max} ms`,
+    );
+  }
+
+  function finished(envelope: Envelope) {
+    const t = topic(envelope.liteTopic, envelope);
+    t.pending = Math.max(0, t.pending - 1);
+  }
+
+  function onAdmission(e: AdmissionInfo) {
+    const labels = labelsOf(e);
+    const policy = options.policy();
+    if (e.outcome === 'admitted') {
+      count('admitted', labels);
+      offered(e, 'admitted');
+      historyPoint(e.tier).admitted++;
+      const lt = liteTopicName(e.tier, e.tenant, e.model);
+      const t = topic(lt, e);
+      t.pending++;
+      if (e.warning) {
+        count('warned', labels);
+        offered(e, 'warned');
+        warnings.unshift({ at: clock.now(), tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, message: e.warning });
+        if (warnings.length > 50) warnings.length = 50;
+        if (priorityTiers(policy).includes(e.tier)) {
+          alerts.raise('realtime-near-limit', `${e.tier}|${e.account}|${e.model}`, { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, warning: e.warning }, `${e.account} (${e.tenant}, ${e.tier}) ${e.warning}`);
+        }
+      }
+      checkExpectedWait(policy, lt, t, e.account);
+    } else {
+      const reason = e.reason ?? 'unknown';
+      count('refused', { ...labels, reason });
+      offered(e, 'refused');
+      historyPoint(e.tier).refused++;
+      // At a rate limit (not paused, not too large): the high-priority tier hit its cap.
+      if (reason.includes(':') && priorityTiers(policy).includes(e.tier)) {
+        alerts.raise('realtime-near-limit', `${e.tier}|${e.account}|${e.model}`, { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, reason }, `${e.account} (${e.tenant}, ${e.tier}) refused at ${reason}`);
+      }
+    }
+  }
+
+  function deadLettered(envelope: Envelope, kind: string, reason: string) {
+    count('dead_lettered', { ...labelsOf(envelope), kind });
+    alerts.raise('dead-letters', envelope.liteTopic, { tier: envelope.tier, tenant: envelope.tenant, model: envelope.model, liteTopic: envelope.liteTopic, kind, reason }, `${envelope.liteTopic}: ${reason}`);
+  }
+
+  function onDispatch(event: DispatchEvent) {
+    if (!('envelope' in event)) {
+      // Model-level events (congestion control's pace changes) carry no envelope.
+      const other = event as unknown as { model?: unknown; factor?: unknown };
+      if (typeof other.model === 'string' && typeof other.factor === 'number') recordPaceChange({ model: other.model, factor: other.factor });
+      return;
+    }
+    const envelope = event.envelope;
+    const labels = labelsOf(envelope);
+    topic(envelope.liteTopic, envelope);
+    switch (event.type) {
+      case 'suspended':
+        count('suspended', { ...labels, cause: event.cause });
+        break;
+      case 'started':
+        count('dispatched', labels);
+        observe('queue_wait', labels, event.queueWaitMs);
+        if (inFlight.size >= MAX_IN_FLIGHT) pruneInFlight();
+        inFlight.set(envelope.id, { tier: envelope.tier, model: envelope.model, held: event.queueWaitMs >= absorbAfterMs, at: clock.now() });
+        checkObservedWait(envelope, event.queueWaitMs);
+        break;
+      case 'completed': {
+        const started = inFlight.get(envelope.id);
+        inFlight.delete(envelope.id);
+        count('completed', labels);
+        observe('end_to_end', labels, event.totalMs);
+        const point = historyPoint(envelope.tier);
+        point.completed++;
+        if (started?.held) {
+          count('absorbed', labels);
+          point.absorbed++;
+        }
+        finished(envelope);
+        break;
+      }
+      case 'retrying':
+        inFlight.delete(envelope.id);
+        count('retried', labels);
+        break;
+      case 'failed':
+        inFlight.delete(envelope.id);
+        historyPoint(envelope.tier).failed++;
+        deadLettered(envelope, 'failed', event.reason);
+        finished(envelope);
+        break;
+      case 'expired': {
+        count('expired', labels);
+        historyPoint(envelope.tier).expired++;
+        const waited = clock.now() - envelope.enqueuedAt;
+        deadLettered(envelope, 'expired', `expired after ${waited} ms in queue`);
+        checkObservedWait(envelope, waited);
+        finished(envelope);
+        break;
+      }
+    }
+  }
+
+  function pruneInFlight() {
+    const cutoff = clock.now() - 10 * 60_000;
+    for (const [id, f] of inFlight) if (f.at < cutoff) inFlight.delete(id);
+    if (inFlight.size >= MAX_IN_FLIGHT) inFlight.clear();
+  }
+
+  function onQueueDeadLetter(d: DeadLetter) {
+    let envelope: Envelope | undefined;
+    try {
+      envelope = JSON.parse(d.message.body) as Envelope;
+    } catch {
+      envelope = undefined;
+    }
+    if (envelope && typeof envelope.tier === 'string' && typeof envelope.tenant === 'string' && typeof envelope.model === 'string') {
+      deadLettered({ ...envelope, liteTopic: d.message.liteTopic }, 'queue', d.reason);
+      finished({ ...envelope, liteTopic: d.message.liteTopic });
+    } else {
+      count('dead_lettered', { tier: 'unknown', tenant: OTHER, model: 'unknown', kind: 'queue' });
+      alerts.raise('dead-letters', d.message.liteTopic, { liteTopic: d.message.liteTopic, kind: 'queue', reason: d.reason }, `${d.message.liteTopic}: ${d.reason}`);
+    }
+  }
+
+  function recordSpill(envelope: Pick<Envelope, 'tier' | 'tenant' | 'model' | 'liteTopic'>) {
+    count('spilled', labelsOf(envelope));
+    alerts.raise('spillover-in-use', 'spillover', { tier: envelope.tier, tenant: envelope.tenant, model: envelope.model, liteTopic: envelope.liteTopic }, `${envelope.liteTopic} spilled to the SQS spillover queue`);
+  }
+
+  function recordPaceChange(change: { model: string; factor: number; reason?: string }) {
+    const prev = pace.get(change.model) ?? 1;
+    if (change.factor === prev) return;
+    pace.set(change.model, change.factor);
+    count('pace_changes', { model: change.model, direction: change.factor < prev ? 'down' : 'up' });
+    log.info({ event: 'pace-change', model: change.model, from: prev, to: change.factor, reason: change.reason }, 'model pace changed');
+  }
+
+  function slotsInUse(): Map<string, Map<string, number>> {
+    const byModel = new Map<string, Map<string, number>>();
+    for (const f of inFlight.values()) {
+      const m = byModel.get(f.model) ?? new Map<string, number>();
+      m.set(f.tier, (m.get(f.tier) ?? 0) + 1);
+      byModel.set(f.model, m);
+    }
+    return byModel;
+  }
+
+  function gpuView(policy: Policy) {
+    const inUse = slotsInUse();
+    const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
+    return Object.entries(policy.models).map(([model, m]) => {
+      const gate = gateFromShares(m.slots, shares);
+      const used = inUse.get(model) ?? new Map<string, number>();
+      const tiers = new Set([...Object.keys(gate.tiers), ...used.keys()]);
+      return {
+        model,
+        capacity: m.slots,
+        paceFactor: pace.get(model) ?? 1,
+        tiers: [...tiers].map((tier) => ({ tier, inUse: used.get(tier) ?? 0, reserved: gate.tiers[tier]?.reserved ?? 0 })),
+      };
+    });
+  }
+
+  function gauges(): GaugeSample[] {
+    pruneTopics();
+    const out: GaugeSample[] = [];
+    const depth = new Map<string, { labels: Labels; value: number }>();
+    for (const [name, t] of topics) {
+      const labels = { tier: t.tier, tenant: tenants.label(t.tenant), model: t.model };
+      const key = `${labels.tier}\u0000${labels.tenant}\u0000${labels.model}`;
+      const d = depth.get(key) ?? { labels, value: 0 };
+      d.value += depthOf(name, t);
+      depth.set(key, d);
+    }
+    for (const d of depth.values()) out.push({ name: 'reservoir_depth', labels: d.labels, value: d.value });
+    for (const g of gpuView(options.policy())) {
+      out.push({ name: 'gpu_slots_capacity', labels: { model: g.model }, value: g.capacity });
+      out.push({ name: 'pace_factor', labels: { model: g.model }, value: g.paceFactor });
+      for (const t of g.tiers) {
+        out.push({ name: 'gpu_slots_in_use', labels: { model: g.model, tier: t.tier }, value: t.inUse });
+        out.push({ name: 'gpu_slots_reserved', labels: { model: g.model, tier: t.tier }, value: t.reserved });
+      }
+    }
+    return out;
+  }
+
+  function live(limit = 10): LiveState {
+    const now = clock.now();
+    const policy = options.policy();
+    pruneTopics();
+    // Expected waits are checked on each read too, so a LiteTopic that stopped
+    // receiving (but still holds a backlog) keeps being watched.
+    const cutoff = now - burstWindowMs;
+    const windowS = burstWindowMs / 1000;
+    const tenantSum = new Map<string, Offered>();
+    const accountSum = new Map<string, AccountOffered>();
+    for (const b of burst) {
+      if (b.start <= cutoff) continue;
+      for (const [k, v] of b.tenants) {
+        const s = tenantSum.get(k) ?? { admitted: 0, refused: 0, warned: 0 };
+        s.admitted += v.admitted;
+        s.refused += v.refused;
+        s.warned += v.warned;
+        tenantSum.set(k, s);
+      }
+      for (const [k, v] of b.accounts) {
+        const s = accountSum.get(k) ?? { tenant: v.tenant, tier: v.tier, admitted: 0, refused: 0, warned: 0 };
+        s.admitted += v.admitted;
+        s.refused += v.refused;
+        s.warned += v.warned;
+        accountSum.set(k, s);
+      }
+    }
+    const queuedByTenant = new Map<string, number>();
+    const liteTopics: { liteTopic: string; tier: string; tenant: string; model: string; depth: number; maxQueueWaitMs?: number }[] = [];
+    for (const [name, t] of topics) {
+      const depth = depthOf(name, t);
+      if (depth > 0) {
+        queuedByTenant.set(t.tenant, (queuedByTenant.get(t.tenant) ?? 0) + depth);
+        liteTopics.push({ liteTopic: name, tier: t.tier, tenant: t.tenant, model: t.model, depth, maxQueueWaitMs: policy.tiers[t.tier]?.maxQueueWaitMs });
+      }
+    }
+    liteTopics.sort((a, b) => b.depth - a.depth);
+
+    const pausedTenants = Object.entries(policy.tenants).filter(([, t]) => t.paused).map(([n]) => n);
+    const pausedAccounts = Object.entries(policy.accounts).filter(([, a]) => a.paused).map(([n]) => n);
+    const tenantRows = [...new Set([...tenantSum.keys(), ...queuedByTenant.keys()])].map((tenant) => {
+      const s = tenantSum.get(tenant) ?? { admitted: 0, refused: 0, warned: 0 };
+      return {
+        tenant,
+        perSecond: round1((s.admitted + s.refused) / windowS),
+        admitted: s.admitted,
+        refused: s.refused,
+        warned: s.warned,
+        queued: queuedByTenant.get(tenant) ?? 0,
+        paused: policy.tenants[tenant]?.paused ?? false,
+      };
+    });
+    tenantRows.sort((a, b) => b.perSecond - a.perSecond || b.queued - a.queued || a.tenant.localeCompare(b.tenant));
+    const accountRows = [...accountSum.entries()].map(([account, s]) => ({
+      account,
+      tenant: s.tenant,
+      tier: s.tier,
+      perSecond: round1((s.admitted + s.refused) / windowS),
+      admitted: s.admitted,
+      refused: s.refused,
+      warned: s.warned,
+      paused: policy.accounts[account]?.paused ?? false,
+    }));
+    accountRows.sort((a, b) => b.perSecond - a.perSecond || a.account.localeCompare(b.account));
+
+    // History: one point per step, oldest first, zeros where nothing happened.
+    const end = Math.floor(now / bucketMs) * bucketMs;
+    const steps = Math.max(1, Math.round(historyMs / bucketMs));
+    const start = end - (steps - 1) * bucketMs;
+    const tierNames = new Set(Object.keys(policy.tiers));
+    for (const b of history) for (const t of b.tiers.keys()) tierNames.add(t);
+    const series: Record<string, Record<HistorySeries, number[]>> = {};
+    for (const tier of tierNames) {
+      series[tier] = Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
+    }
+    for (const b of history) {
+      const i = Math.round((b.start - start) / bucketMs);
+      if (i < 0 || i >= steps) continue;
+      for (const [tier, p] of b.tiers) for (const s of HISTORY_SERIES) series[tier]![s][i] = p[s];
+    }
+
+    for (const [name, t] of topics) {
+      const account = Object.entries(policy.accounts).find(([, a]) => a.tenant === t.tenant && a.tier === t.tier)?.[0];
+      if (depthOf(name, t) > 0) checkExpectedWait(policy, name, t, account);
+    }
+
+    return {
+      now,
+      burstWindowMs,
+      tenants: tenantRows.slice(0, limit),
+      accounts: accountRows.slice(0, limit),
+      liteTopics: liteTopics.slice(0, 2 * limit),
+      history: { start, stepMs: bucketMs, tiers: series },
+      gpu: gpuView(policy),
+      totals: { ...totals },
+      paused: { tenants: pausedTenants, accounts: pausedAccounts },
+      bookings: bookingsOf(policy, now),
+      warnings: warnings.slice(0, 20),
+      alerts: alerts.recent().slice(0, 20),
+      activeAlerts: alerts.active(),
+    };
+  }
+
+  return {
+    onAdmission,
+    onDispatch,
+    onQueueDeadLetter,
+    recordSpill,
+    recordPaceChange,
+    gauges,
+    live,
+    alerts,
+    tenantLabel: (tenant) => tenants.label(tenant),
+  };
+}
+
+/** Reservations of the policy (absent from older policy documents) that have not ended. */
+function bookingsOf(policy: Policy, now: number): Booking[] {
+  const list = (policy as { reservations?: readonly Omit<Booking, 'active'>[] }).reservations ?? [];
+  return list
+    .filter((r) => r.endsAt > now)
+    .map((r) => ({ id: r.id, tenant: r.tenant, model: r.model, startsAt: r.startsAt, endsAt: r.endsAt, extra: r.extra, note: r.note, active: r.startsAt <= now }))
+    .sort((a, b) => a.startsAt - b.startsAt);
+}
+
+function round1(n: number): number {
+  return Math.round(n * 10) / 10;
+}
