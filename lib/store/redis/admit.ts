@@ -65,8 +65,14 @@ else
   for i = 1, n do
     local windowMs = tonumber(ARGV[4 + i * 3])
     local cost = tonumber(ARGV[5 + i * 3])
-    redis.call('HSET', KEYS[i], 's', fmt(starts[i]), 'c', fmt(used[i] + cost))
-    redis.call('PEXPIRE', KEYS[i], math.ceil(starts[i] + windowMs - now + slack))
+    if used[i] == 0 then
+      redis.call('HSET', KEYS[i], 's', fmt(starts[i]), 'c', fmt(cost))
+      redis.call('PEXPIRE', KEYS[i], math.ceil(starts[i] + windowMs - now + slack))
+    else
+      -- Same window as the stored start, whose expiry is already set: PEXPIRE
+      -- is the dearest call here, so it runs once per window, not per request.
+      redis.call('HSET', KEYS[i], 'c', fmt(used[i] + cost))
+    end
   end
   if resMax then queued = redis.call('INCR', KEYS[n + 1]) end
   out = {'1', '0', '0', fmt(queued), fmt(now)}
