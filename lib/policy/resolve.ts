@@ -11,10 +11,24 @@ export interface ResolvedLimits {
   readonly tenant: { readonly rpm?: number; readonly tpm?: number };
 }
 
+/**
+ * rpm and tpm at tenant level are team-wide caps, counted across all accounts; an
+ * account's own windows come from the account, the model or the defaults. rate,
+ * burst and reservoir describe the LiteTopic (tier + tenant + model), so a tenant
+ * may set them too.
+ */
 export function resolveLimits(policy: Policy, account: Account, model: string): ResolvedLimits {
   const tenant = policy.tenants[account.tenant];
+  const pick = ({ rate, burst, reservoir }: Limits = {}) => ({ rate, burst, reservoir });
+  const defined = (l: Limits) => Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined)) as Limits;
   return {
-    accountModel: { ...policy.defaults.accountModel, ...policy.models[model]?.limits, ...account.limits },
+    accountModel: {
+      ...policy.defaults.accountModel,
+      ...policy.models[model]?.limits,
+      ...defined(pick(tenant?.limits)),
+      ...defined(pick(tenant?.models[model])),
+      ...account.limits,
+    },
     tenantModel: { ...policy.defaults.tenantModel, ...tenant?.models[model] },
     tenant: { ...policy.defaults.tenant, ...tenant?.limits },
   };
