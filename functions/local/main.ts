@@ -46,6 +46,10 @@ const sluice = await startLocalSluice({
 
 console.log(`Sluice is running at ${sluice.url} (simulated GPU at ${sluice.gpuUrl})
 
+Dashboard: ${sluice.url}/dashboard#key=${encodeURIComponent(adminKey)}
+  (who is bursting, queues per LiteTopic, absorbed vs refused, GPU slots, alerts; pause/resume)
+Metrics:   ${sluice.url}/metrics (Prometheus)
+
 Demo API keys:
   realtime tier, tenant "demo":  ${DEMO_KEYS.realtime}
   batch tier, tenant "demo":     ${DEMO_KEYS.batch}

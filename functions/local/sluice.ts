@@ -18,6 +18,9 @@ import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import { createEmbeddedResults } from '../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../lib/store/embedded.js';
 import type { Logger } from '../../lib/telemetry/log.js';
+import { createPrometheusSink } from '../../lib/telemetry/prometheus.js';
+import { createTelemetry, type Telemetry } from '../../lib/telemetry/telemetry.js';
+import { createDashboardApp } from '../dashboard/app.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
 import { createEdgeApp } from '../edge/app.js';
 import { createGpuSim, type GpuSim, type GpuSimOptions } from '../gpu-sim/app.js';
@@ -59,6 +62,8 @@ export interface LocalSluice {
   policy(): Policy;
   readonly gpuUrl: string;
   readonly queue: EmbeddedLiteQueue;
+  /** Metrics, alerts and the live view behind /dashboard and /metrics. */
+  readonly telemetry: Telemetry;
   /** Stops taking requests, lets in-flight work finish, then stops everything. */
   close(): Promise<void>;
 }
@@ -89,21 +94,28 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   }
   const holder = await createPolicyHolder({ source, clock, log });
   const policy = () => holder.current();
+  const prometheus = createPrometheusSink();
+  const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth: (liteTopic) => queue.depth(liteTopic) });
 
   const store = createEmbeddedStore(clock);
   const results = createEmbeddedResults({ clock });
   const queue = new EmbeddedLiteQueue({
     clock,
-    onDeadLetter: (d) => log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered'),
+    onDeadLetter: (d) => {
+      log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered');
+      telemetry.onQueueDeadLetter(d);
+    },
   });
   const upstream = createUpstreamClient();
-  const dispatcher = createDispatcher({ clock, store, results, upstream, policy, log, newId: newLeaseId, options: options.dispatcher });
+  const dispatcher = createDispatcher({ clock, store, results, upstream, policy, log, newId: newLeaseId, options: options.dispatcher, onEvent: telemetry.onDispatch });
   const subscription = queue.subscribe(dispatcher, { concurrency: options.concurrency ?? 64 });
 
   const admin = options.adminKey
     ? { keyHash: hashApiKey(options.adminKey), policy: createPolicyAdmin(source, holder), clock, newId: newRequestId }
     : undefined;
-  const app = createEdgeApp({ clock, store, queue, results, policy, newId: newRequestId, log, options: options.edge, admin });
+  const app = createEdgeApp({ clock, store, queue, results, policy, newId: newRequestId, log, options: options.edge, admin, onAdmission: telemetry.onAdmission });
+  // The dashboard (behind the admin key when there is one) and Prometheus metrics (open: loopback by default).
+  app.route('/', createDashboardApp({ telemetry, prometheus, adminKeyHash: admin?.keyHash, openMetrics: true }));
   const edge = await listen(app.fetch, host, options.port ?? 8787);
 
   return {
@@ -113,6 +125,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     policy,
     gpuUrl: gpuServer.url,
     queue,
+    telemetry,
     async close() {
       // Waiting clients get their answers while the dispatcher drains.
       const edgeClosed = closeServer(edge.server);
