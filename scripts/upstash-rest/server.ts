@@ -11,7 +11,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseRedisUrl, RespConnection, RespConnectionError, RespError, type RespTarget, type RespValue } from './resp.ts';
+import { parseRedisUrl, RespConnection, RespConnectionError, RespError, type RespValue } from './resp.ts';
 import { ScriptRegistry } from './scripts.ts';
 
 export interface UpstashRestServerOptions {
@@ -198,7 +198,7 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
   }
 
   /** SSE lines as @upstash/redis's Subscriber parses them: `data: <type>,<channel>,<message>`. */
-  async function subscribe(kind: 'subscribe' | 'psubscribe', channel: string, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  async function subscribe(kind: 'subscribe' | 'psubscribe', channel: string, res: http.ServerResponse): Promise<void> {
     if (!channel) throw new HttpError(400, 'ERR channel is required');
     let started = false;
     const conn: RespConnection = new RespConnection(target, {
@@ -226,7 +226,6 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
       subscribers.delete(conn);
       conn.close();
     });
-    void req;
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -239,7 +238,7 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
     if (head === 'subscribe' || head === 'psubscribe') {
       await readBody(req);
       // The client does not escape the channel, so a "/" inside it splits the path.
-      return subscribe(head, segments.slice(1).join('/'), req, res);
+      return subscribe(head, segments.slice(1).join('/'), res);
     }
     const text = req.method === 'POST' ? await readBody(req) : '';
     if (head === 'pipeline' && segments.length === 1) return pipeline(parseJson(text), base64, res);
@@ -280,5 +279,3 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
     },
   };
 }
-
-export type { RespTarget };
