@@ -1,0 +1,195 @@
+/**
+ * The result channel on Redis, without busy polling. The dispatcher stores the
+ * result (or appends a stream chunk), then publishes on the request's channel; the
+ * edge subscribes first and reads the key after, so a result written between the
+ * two is never missed. Works over TCP (ioredis, a shared subscriber connection)
+ * and over Upstash REST, which has no blocking commands but does stream
+ * SUBSCRIBE as server-sent events.
+ */
+import type { Redis as IoRedis } from 'ioredis';
+import type { Redis as UpstashRedis } from '@upstash/redis';
+import type { Clock } from '../clock/clock.js';
+import { resultKey } from '../store/keys.js';
+import type { PendingRecord, ResultChannel, StoredResult } from './types.js';
+
+/** The few Redis operations the channel needs; one adapter per client library. */
+export interface ResultTransport {
+  get(key: string): Promise<string | null>;
+  setNx(key: string, value: string, ttlSec: number): Promise<void>;
+  setAndPublish(key: string, value: string, ttlSec: number, channel: string): Promise<void>;
+  appendAndPublish(listKey: string, value: string, ttlSec: number, channel: string): Promise<void>;
+  range(listKey: string, from: number): Promise<string[]>;
+  /** Resolves once the subscription is live; the returned function ends it. */
+  subscribe(channel: string, onMessage: () => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+const channelOf = (id: string) => `${resultKey(id)}:ch`;
+const chunksOf = (id: string) => `${resultKey(id)}:chunks`;
+
+export interface RedisResultsOptions {
+  readonly transport: ResultTransport;
+  readonly clock: Clock;
+  readonly ttlSec?: number;
+}
+
+export function createRedisResults(options: RedisResultsOptions): ResultChannel {
+  const { transport, clock } = options;
+  const ttl = options.ttlSec ?? 3600;
+
+  async function read(id: string): Promise<StoredResult | PendingRecord | undefined> {
+    const raw = await transport.get(resultKey(id));
+    return raw ? (JSON.parse(raw) as StoredResult | PendingRecord) : undefined;
+  }
+  const isFinal = (r: StoredResult | PendingRecord | undefined): r is StoredResult => r !== undefined && r.status !== 'queued';
+
+  /** A wake-up source: resolves on the next notification, the timeout, or abort. */
+  async function listen(id: string) {
+    let wake: (() => void) | undefined;
+    let pending = false;
+    const unsubscribe = await transport.subscribe(channelOf(id), () => {
+      if (wake) wake();
+      else pending = true;
+    });
+    return {
+      next(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+        if (pending) {
+          pending = false;
+          return Promise.resolve(true);
+        }
+        return new Promise((resolve) => {
+          const done = (v: boolean) => {
+            wake = undefined;
+            cancel();
+            signal?.removeEventListener('abort', onAbort);
+            resolve(v);
+          };
+          const onAbort = () => done(false);
+          const cancel = clock.setTimer(timeoutMs, () => done(false));
+          wake = () => done(true);
+          signal?.addEventListener('abort', onAbort, { once: true });
+          if (signal?.aborted) done(false);
+        });
+      },
+      close: unsubscribe,
+    };
+  }
+
+  return {
+    async track(id, tenant) {
+      await transport.setNx(resultKey(id), JSON.stringify({ id, tenant, status: 'queued' } satisfies PendingRecord), ttl);
+    },
+    async complete(result) {
+      await transport.setAndPublish(resultKey(result.id), JSON.stringify(result), ttl, channelOf(result.id));
+    },
+    async appendChunk(id, data) {
+      await transport.appendAndPublish(chunksOf(id), data, ttl, channelOf(id));
+    },
+    get: read,
+    async wait(id, timeoutMs, signal) {
+      const deadline = clock.now() + timeoutMs;
+      const listener = await listen(id);
+      try {
+        for (;;) {
+          const record = await read(id);
+          if (isFinal(record)) return record;
+          const left = deadline - clock.now();
+          if (left <= 0 || signal?.aborted) return undefined;
+          await listener.next(left, signal);
+        }
+      } finally {
+        await listener.close();
+      }
+    },
+    async *chunks(id, idleTimeoutMs, signal) {
+      const listener = await listen(id);
+      let next = 0;
+      try {
+        for (;;) {
+          // Read the result before the chunks: a final result means every chunk is already in the list.
+          const done = isFinal(await read(id));
+          for (const chunk of await transport.range(chunksOf(id), next)) {
+            next++;
+            yield chunk;
+          }
+          if (done || signal?.aborted) return;
+          if (!(await listener.next(idleTimeoutMs, signal))) return;
+        }
+      } finally {
+        await listener.close();
+      }
+    },
+    close: () => transport.close(),
+  };
+}
+
+/** TCP transport: commands on `redis`, subscriptions multiplexed on one duplicate connection. */
+export function ioredisTransport(redis: IoRedis): ResultTransport {
+  let subscriber: IoRedis | undefined;
+  const handlers = new Map<string, Set<() => void>>();
+  function sub(): IoRedis {
+    if (!subscriber) {
+      subscriber = redis.duplicate();
+      subscriber.on('error', () => {});
+      subscriber.on('message', (channel: string) => handlers.get(channel)?.forEach((h) => h()));
+    }
+    return subscriber;
+  }
+  return {
+    get: (key) => redis.get(key),
+    async setNx(key, value, ttlSec) {
+      await redis.set(key, value, 'EX', ttlSec, 'NX');
+    },
+    async setAndPublish(key, value, ttlSec, channel) {
+      await redis.multi().set(key, value, 'EX', ttlSec).publish(channel, '1').exec();
+    },
+    async appendAndPublish(listKey, value, ttlSec, channel) {
+      await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
+    },
+    range: (listKey, from) => redis.lrange(listKey, from, -1),
+    async subscribe(channel, onMessage) {
+      let set = handlers.get(channel);
+      if (!set) {
+        handlers.set(channel, (set = new Set()));
+        await sub().subscribe(channel);
+      }
+      set.add(onMessage);
+      return async () => {
+        set.delete(onMessage);
+        if (set.size === 0 && handlers.get(channel) === set) {
+          handlers.delete(channel);
+          await subscriber?.unsubscribe(channel).catch(() => {});
+        }
+      };
+    },
+    async close() {
+      subscriber?.disconnect();
+    },
+  };
+}
+
+/** Upstash REST transport: pipelines for the writes, SSE subscriptions for the wake-ups. */
+export function upstashTransport(redis: UpstashRedis): ResultTransport {
+  return {
+    get: (key) => redis.get<string>(key).then((v) => (v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v))),
+    async setNx(key, value, ttlSec) {
+      await redis.set(key, value, { ex: ttlSec, nx: true });
+    },
+    async setAndPublish(key, value, ttlSec, channel) {
+      await redis.multi().set(key, value, { ex: ttlSec }).publish(channel, '1').exec();
+    },
+    async appendAndPublish(listKey, value, ttlSec, channel) {
+      await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
+    },
+    range: (listKey, from) => redis.lrange<string>(listKey, from, -1).then((l) => l.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))),
+    subscribe(channel, onMessage) {
+      return new Promise((resolve, reject) => {
+        const subscriber = redis.subscribe(channel);
+        subscriber.on('message', () => onMessage());
+        subscriber.on('error', (error) => reject(error));
+        subscriber.on('subscribe', () => resolve(() => subscriber.unsubscribe().catch(() => {})));
+      });
+    },
+    async close() {},
+  };
+}
