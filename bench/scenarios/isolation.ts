@@ -82,3 +82,51 @@ export async function runIsolation(options: IsolationOptions): Promise<Isolation
     throttledPerSec: (throttled * 1000) / durationMs,
   };
 }
+
+/** What the pool owes the healthy LiteTopics: unthrottled throughput minus the workers the throttled ones' paced releases take. */
+function owed(reference: IsolationResult, suspend: IsolationResult): number {
+  return reference.healthyPerSec - suspend.throttledPerSec;
+}
+
+/** The lab scenario: the experiment for 5 and for 40 throttled LiteTopics, in every mode. */
+export const isolation = {
+  name: 'isolation',
+  description: "the first seed's Suspend-vs-Sleep experiment: 50 LiteTopics, 50 workers, 5 and 40 throttled for 300 ms",
+  async run(ctx: { seed: number; size: 'full' | 'small'; log: (line: string) => void }) {
+    const durationMs = ctx.size === 'full' ? 10_000 : 3_000;
+    const rows: (string | number)[][] = [];
+    const headline: Record<string, number> = {};
+    const runs: IsolationResult[] = [];
+    for (const throttled of [5, 40]) {
+      ctx.log(`isolation: ${throttled} throttled of 50, ${durationMs} ms`);
+      const reference = await runIsolation({ mode: 'unthrottled', throttled, durationMs });
+      const suspend = await runIsolation({ mode: 'suspend', throttled, durationMs });
+      const sleep = await runIsolation({ mode: 'sleep', throttled, durationMs });
+      runs.push(reference, suspend, sleep);
+      const suspendShare = suspend.healthyPerSec / owed(reference, suspend);
+      const sleepShare = sleep.healthyPerSec / reference.healthyPerSec;
+      headline[`suspendHealthyShare${throttled}`] = Math.round(suspendShare * 1000) / 1000;
+      headline[`sleepHealthyShare${throttled}`] = Math.round(sleepShare * 1000) / 1000;
+      rows.push(
+        [throttled, 'unthrottled reference', reference.healthyPerSec, reference.throttledPerSec, '100%'],
+        [throttled, 'Suspend(wait)', suspend.healthyPerSec, suspend.throttledPerSec, `${(100 * suspendShare).toFixed(1)}% of owed`],
+        [throttled, 'sleep in handler', sleep.healthyPerSec, sleep.throttledPerSec, `${(100 * sleepShare).toFixed(1)}% of unthrottled`],
+      );
+    }
+    return {
+      scenario: 'isolation',
+      seed: ctx.seed,
+      size: ctx.size,
+      params: { liteTopics: 50, workers: 50, throttleMs: 300, serviceMs: 20, inFlightPerTopic: 10, durationMs, note: 'virtual clock, embedded engine; the seed is not used (no randomness)' },
+      headline,
+      tables: [
+        {
+          title: 'healthy LiteTopics under Suspend vs sleep (messages per second, all healthy LiteTopics together)',
+          columns: ['throttled', 'mode', 'healthy msg/s', 'throttled msg/s', 'healthy share'],
+          rows,
+        },
+      ],
+      details: { runs },
+    };
+  },
+};

@@ -1,0 +1,82 @@
+/**
+ * Runs one world through Sluice and the baseline and puts the figures side by side:
+ * the common part of every scenario report.
+ */
+import type { Policy } from '../../lib/policy/schema.js';
+import type { Series, TierFigures } from './recorder.js';
+import { runBaseline, runSluice, type GpuFigures, type SystemRun } from './systems.js';
+import { worldPolicy, type World } from './world.js';
+
+export interface SystemReport {
+  readonly total: TierFigures;
+  readonly tiers: Readonly<Record<string, TierFigures>>;
+  readonly refusalsByReason: Readonly<Record<string, number>>;
+  /** Refused attempts / attempts sent: the rate-limited ratio. */
+  readonly refusedRatio: number;
+  readonly gpu: GpuFigures;
+  readonly endMs: number;
+  readonly unanswered: number;
+  readonly accounts: Readonly<Record<string, { tier: string; sent: number; ok: number; refused: number }>>;
+  readonly dispatch?: Readonly<Record<string, number>>;
+  readonly queue?: SystemRun['queue'];
+  readonly series: Series;
+}
+
+export interface Comparison {
+  readonly world: {
+    readonly name: string;
+    readonly requests: number;
+    readonly durationMs: number;
+    readonly accounts: number;
+    readonly tenants: number;
+    readonly gpuSlots: number;
+    readonly tiers: readonly string[];
+  };
+  readonly sluice: SystemReport;
+  readonly baseline: SystemReport;
+}
+
+/** A comparison with the raw runs (every attempt), for figures a scenario computes itself. */
+export type RunComparison = Comparison & { readonly runs: { readonly sluice: SystemRun; readonly baseline: SystemRun } };
+
+export async function compare(world: World, policy: Policy = worldPolicy(world)): Promise<RunComparison> {
+  const sluice = await runSluice(world, policy);
+  const baseline = await runBaseline(world, policy);
+  const tiers = [...new Set(Object.values(world.accounts).map((a) => a.tier))].sort(tierOrder(policy));
+  const endMs = Math.max(sluice.endMs, baseline.endMs, world.trace.at(-1)?.t ?? 0);
+  const report = (run: SystemRun): SystemReport => {
+    const total = run.recorder.total();
+    return {
+      total,
+      tiers: run.recorder.figures(tiers),
+      refusalsByReason: run.recorder.refusalsByReason(),
+      refusedRatio: total.sent ? Math.round((total.refused / total.sent) * 1e5) / 1e5 : 0,
+      gpu: run.gpu,
+      endMs: run.endMs,
+      unanswered: run.unanswered,
+      accounts: run.recorder.accounts(),
+      ...(run.dispatch ? { dispatch: run.dispatch } : {}),
+      ...(run.queue ? { queue: run.queue } : {}),
+      series: run.recorder.series(tiers, run.recorder.start + endMs, world.gpu.slots),
+    };
+  };
+  return {
+    world: {
+      name: world.name,
+      requests: world.trace.length,
+      durationMs: world.trace.at(-1)?.t ?? 0,
+      accounts: Object.keys(world.accounts).length,
+      tenants: new Set(Object.values(world.accounts).map((a) => a.tenant)).size,
+      gpuSlots: world.gpu.slots,
+      tiers,
+    },
+    sluice: report(sluice),
+    baseline: report(baseline),
+    runs: { sluice, baseline },
+  };
+}
+
+/** Tiers by weight, heaviest first (realtime, batch, offline), then by name. */
+function tierOrder(policy: Policy) {
+  return (a: string, b: string) => (policy.tiers[b]?.weight ?? 0) - (policy.tiers[a]?.weight ?? 0) || (a < b ? -1 : a > b ? 1 : 0);
+}

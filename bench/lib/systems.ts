@@ -1,0 +1,301 @@
+/**
+ * Replays a world's trace through two systems, each on its own VirtualClock:
+ *
+ * - Sluice, through the real code paths: the edge app (`app.request`, in process)
+ *   → admission on the embedded store → EmbeddedLiteQueue → createDispatcher →
+ *   the in-process upstream client → the simulated GPU.
+ * - The baseline: a conventional hard limiter (per-tenant fixed-window requests per
+ *   minute, 429 above it) sending what passes straight to the same simulated GPU,
+ *   with no queue. An overloaded GPU answers 429 (its queue is full) or 503 (no slot
+ *   in time); those are counted as refusals too.
+ *
+ * Clients are the same for both: one request per trace event, resent after a
+ * refusal only if the event carries a retry behavior.
+ */
+import { VirtualClock } from '../../lib/clock/virtual-clock.js';
+import { createDispatcher } from '../../lib/dispatch/dispatcher.js';
+import type { DispatchEvent } from '../../lib/dispatch/types.js';
+import { checkWindow } from '../../lib/limits/fixed-window.js';
+import type { Policy } from '../../lib/policy/schema.js';
+import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
+import { createEmbeddedResults } from '../../lib/results/embedded.js';
+import { createEmbeddedStore } from '../../lib/store/embedded.js';
+import { silentLogger } from '../../lib/telemetry/log.js';
+import { createInProcessUpstream } from '../../lib/upstream/in-process.js';
+import { createEdgeApp } from '../../functions/edge/app.js';
+import type { AdmissionEvent } from '../../functions/edge/deps.js';
+import { createGpuSim, type GpuSimStats } from '../../functions/gpu-sim/app.js';
+import { isOk, Recorder, type Attempt } from './recorder.js';
+import type { TraceEvent } from './trace.js';
+import { apiKey, baselineRpm, GPU_BASE_URL, gpuSimOptions, LAB_EPOCH, requestBody, worldPolicy, type World } from './world.js';
+
+export type SystemName = 'sluice' | 'baseline';
+
+export interface GpuFigures {
+  readonly slots: number;
+  readonly served: number;
+  /** Answered 429 by the GPU: its own queue was full. */
+  readonly refused429: number;
+  /** Answered 503 by the GPU: no slot within its queue timeout. */
+  readonly refused503: number;
+  /** Requests that had to wait inside the GPU for a slot (beyond its capacity when they arrived). */
+  readonly queuedAtGpu: number;
+  readonly peakBusy: number;
+  readonly peakQueue: number;
+  /** Busy slot-time over slot-time, whole run. */
+  readonly utilization: number;
+}
+
+export interface SystemRun {
+  readonly system: SystemName;
+  readonly recorder: Recorder;
+  readonly gpu: GpuFigures;
+  /** Virtual ms from the start until the last answer. */
+  readonly endMs: number;
+  /** Requests still unanswered when the run gave up waiting (should be 0). */
+  readonly unanswered: number;
+  /** Sluice only: dispatcher events by type (and suspends by cause). */
+  readonly dispatch?: Readonly<Record<string, number>>;
+  /** Sluice only: LiteTopics the engine held at the end, and messages dead-lettered. */
+  readonly queue?: { readonly liteTopics: number; readonly deadLettered: number; readonly delivered: number };
+}
+
+interface Outcome {
+  readonly status: number;
+  readonly reason?: string;
+  readonly retryAfterSec?: number;
+}
+
+type Send = (e: TraceEvent, n: number, rec: Attempt) => Promise<Outcome>;
+
+export function tierOf(world: World, e: TraceEvent): string {
+  return world.accounts[e.account]?.tier ?? e.tier ?? 'unknown';
+}
+
+/** Feeds the trace to `send` on the clock, retries per event, waits for the last answer. */
+async function replay(world: World, clock: VirtualClock, recorder: Recorder, send: Send, sampleGpu: () => number): Promise<{ endMs: number; unanswered: number }> {
+  const start = clock.now();
+  const trace = world.trace;
+  const lastArrival = trace.length ? trace[trace.length - 1]!.t : 0;
+  const bucketMs = recorder.bucketMs;
+  let outstanding = 0;
+  let lastAnswer = start;
+  let next = 0;
+
+  const launch = (e: TraceEvent, n: number, attemptNo: number) => {
+    outstanding++;
+    const account = world.accounts[e.account];
+    const rec = recorder.attempt({ request: n, tier: tierOf(world, e), account: e.account, tenant: account?.tenant ?? e.tenant ?? e.account }, clock.now());
+    send(e, n, rec)
+      .catch((error: unknown): Outcome => ({ status: 599, reason: `client-error:${error instanceof Error ? error.message : String(error)}` }))
+      .then((out) => {
+        rec.status = out.status;
+        rec.answeredAt = clock.now();
+        if (out.reason) rec.reason = out.reason;
+        lastAnswer = clock.now();
+        outstanding--;
+        const retry = e.retry;
+        if (!isOk(out.status) && retry && attemptNo < retry.maxAttempts && clock.now() - start <= lastArrival) {
+          const wait = retry.honorRetryAfter && out.retryAfterSec !== undefined ? out.retryAfterSec * 1000 : retry.delayMs;
+          outstanding++; // the pending resend keeps the run going
+          clock.setTimer(wait, () => {
+            outstanding--;
+            launch(e, n, attemptNo + 1);
+          });
+        }
+      });
+  };
+
+  const scheduleArrivals = () => {
+    if (next >= trace.length) return;
+    clock.setTimer(start + trace[next]!.t - clock.now(), () => {
+      const t = trace[next]!.t;
+      while (next < trace.length && trace[next]!.t === t) {
+        launch(trace[next]!, next, 1);
+        next++;
+      }
+      scheduleArrivals();
+    });
+  };
+
+  // GPU occupancy at each bucket end, for the utilization series.
+  let sampling = true;
+  const tick = () => {
+    recorder.gpuSample(sampleGpu());
+    if (sampling) clock.setTimer(bucketMs, tick);
+  };
+  clock.setTimer(bucketMs, tick);
+
+  scheduleArrivals();
+  await clock.runUntil(start + lastArrival + 1);
+  const giveUpAt = start + lastArrival + (world.drainMs ?? 15 * 60_000);
+  while ((outstanding > 0 || next < trace.length) && clock.now() < giveUpAt) await clock.advance(bucketMs);
+  sampling = false;
+  // One more sample so the last partial bucket is covered.
+  await clock.advance(bucketMs);
+  return { endMs: lastAnswer - start, unanswered: outstanding };
+}
+
+function gpuFigures(s: GpuSimStats, queuedAtGpu: number): GpuFigures {
+  return {
+    slots: s.slots,
+    served: s.served,
+    refused429: s.rejected429,
+    refused503: s.rejected503,
+    queuedAtGpu,
+    peakBusy: s.peakBusy,
+    peakQueue: s.peakQueue,
+    utilization: Math.round(s.utilization * 1000) / 1000,
+  };
+}
+
+const busySlotMs = (s: GpuSimStats) => s.utilization * s.uptimeMs * s.slots;
+
+export async function runSluice(world: World, policy: Policy = worldPolicy(world)): Promise<SystemRun> {
+  const clock = new VirtualClock(LAB_EPOCH);
+  const recorder = new Recorder(LAB_EPOCH, world.bucketMs ?? 5_000);
+  const gpu = createGpuSim({ ...gpuSimOptions(world), clock });
+  let queuedAtGpu = 0;
+  const upstream = createInProcessUpstream({
+    fetch: gpu.app.fetch,
+    clock,
+    onResponse: (_, res) => {
+      if (Number(res.headers.get('x-sim-queue-ms') ?? 0) > 0) queuedAtGpu++;
+    },
+  });
+  const store = createEmbeddedStore(clock);
+  const results = createEmbeddedResults({ clock });
+  const queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: world.inFlightPerTopic ?? world.gpu.slots });
+  let ids = 0;
+  let leases = 0;
+  const byId = new Map<string, Attempt>();
+  let sending: Attempt | undefined;
+  const dispatch: Record<string, number> = {};
+  // Async requests (202) are followed to their end: the dispatcher's last word on them.
+  const finals = new Map<string, (o: Outcome) => void>();
+  const early = new Map<string, Outcome>();
+  const final = (id: string, o: Outcome) => {
+    const resolve = finals.get(id);
+    if (resolve) {
+      finals.delete(id);
+      resolve(o);
+    } else early.set(id, o);
+  };
+  const onEvent = (event: DispatchEvent) => {
+    const key = event.type === 'suspended' ? `suspended:${event.cause}` : event.type;
+    dispatch[key] = (dispatch[key] ?? 0) + 1;
+    if (event.type === 'started') {
+      const rec = byId.get(event.envelope.id);
+      if (rec && rec.startedAt === undefined) rec.startedAt = clock.now();
+    }
+    if (!('envelope' in event) || event.envelope.mode !== 'async') return;
+    if (event.type === 'completed') final(event.envelope.id, { status: 200 });
+    if (event.type === 'failed') final(event.envelope.id, { status: 502, reason: 'upstream-failed' });
+    if (event.type === 'expired') final(event.envelope.id, { status: 504, reason: 'expired' });
+  };
+  const handler = createDispatcher({ clock, store, results, upstream, policy: () => policy, log: silentLogger, newId: () => `lease-${++leases}`, onEvent });
+  const subscription = queue.subscribe(handler, { concurrency: world.workers ?? 64 });
+  const onAdmission = (event: AdmissionEvent) => {
+    const rec = byId.get(event.id);
+    if (rec && event.outcome === 'admitted') rec.admittedAt = clock.now();
+  };
+  const app = createEdgeApp({
+    clock,
+    store,
+    queue,
+    results,
+    policy: () => policy,
+    log: silentLogger,
+    onAdmission,
+    newId: () => {
+      const id = `req_${(++ids).toString(36)}`;
+      // The request-id middleware runs first and synchronously: this is the attempt being sent.
+      if (sending) byId.set(id, sending);
+      sending = undefined;
+      return id;
+    },
+  });
+
+  const send: Send = async (e, n, rec) => {
+    sending = rec;
+    const pending = app.request('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey(e.account)}`, 'content-type': 'application/json' },
+      body: requestBody(e, n),
+    });
+    if (sending !== undefined) throw new Error('lab: the edge did not take a request id synchronously; attempts cannot be matched to requests');
+    const res = await pending;
+    const body = (await res.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
+    const id = res.headers.get('x-sluice-request-id') ?? '';
+    if (res.status === 202) {
+      // Accepted for later: the client's answer is what the dispatcher eventually did.
+      const out = early.get(id) ?? (await new Promise<Outcome>((resolve) => finals.set(id, resolve)));
+      early.delete(id);
+      byId.delete(id);
+      return out;
+    }
+    byId.delete(id);
+    const retry = Number(res.headers.get('retry-after'));
+    if (isOk(res.status)) return { status: res.status };
+    const reason =
+      res.status === 429
+        ? `limit:${res.headers.get('x-sluice-reason') ?? 'unknown'}`
+        : res.status === 504
+          ? 'expired'
+          : res.status === 502
+            ? 'upstream-failed'
+            : `http-${res.status}:${body?.error?.code ?? ''}`;
+    return { status: res.status, reason, ...(Number.isFinite(retry) && res.headers.has('retry-after') ? { retryAfterSec: retry } : {}) };
+  };
+
+  const { endMs, unanswered } = await replay(world, clock, recorder, send, () => busySlotMs(gpu.stats()));
+  const qs = queue.stats();
+  await subscription.close();
+  await queue.close();
+  await upstream.close();
+  gpu.close();
+  return {
+    system: 'sluice',
+    recorder,
+    gpu: gpuFigures(gpu.stats(), queuedAtGpu),
+    endMs,
+    unanswered,
+    dispatch: Object.fromEntries(Object.entries(dispatch).sort()),
+    queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered },
+  };
+}
+
+export async function runBaseline(world: World, policy: Policy = worldPolicy(world)): Promise<SystemRun> {
+  const clock = new VirtualClock(LAB_EPOCH);
+  const recorder = new Recorder(LAB_EPOCH, world.bucketMs ?? 5_000);
+  const gpu = createGpuSim({ ...gpuSimOptions(world), clock });
+  const windows = new Map<string, { windowStart: number; count: number }>();
+  let queuedAtGpu = 0;
+
+  const send: Send = async (e, n, rec) => {
+    const tenant = rec.tenant;
+    const spec = { limit: baselineRpm(world, policy, tenant), windowMs: 60_000, cost: 1 };
+    const check = checkWindow(spec, windows.get(tenant), clock.now());
+    if (!check.fits) return { status: 429, reason: 'limit:tenant:requests', retryAfterSec: Math.max(1, Math.ceil(check.resetMs / 1000)) };
+    windows.set(tenant, { windowStart: check.windowStart, count: check.used + 1 });
+    rec.admittedAt = clock.now();
+    const res = await gpu.app.request(`${GPU_BASE_URL.replace(/^https?:\/\/[^/]+/, '')}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: requestBody(e, n),
+    });
+    await res.text();
+    const queuedMs = res.headers.get('x-sim-queue-ms');
+    if (queuedMs !== null) {
+      rec.startedAt = rec.admittedAt + Number(queuedMs);
+      if (Number(queuedMs) > 0) queuedAtGpu++;
+    }
+    const retry = Number(res.headers.get('retry-after'));
+    if (isOk(res.status)) return { status: res.status };
+    return { status: res.status, reason: `gpu:${res.status}`, ...(res.headers.has('retry-after') && Number.isFinite(retry) ? { retryAfterSec: retry } : {}) };
+  };
+
+  const { endMs, unanswered } = await replay(world, clock, recorder, send, () => busySlotMs(gpu.stats()));
+  gpu.close();
+  return { system: 'baseline', recorder, gpu: gpuFigures(gpu.stats(), queuedAtGpu), endMs, unanswered };
+}

@@ -1,0 +1,146 @@
+/**
+ * Traffic traces: what clients send and when. Built-in generators (Poisson base
+ * load, bursts, a diurnal shape, retry loops) or a JSONL file, one request a line:
+ *   {"t": 1250, "account": "app-1", "model": "sim-llm", "tokens": 200, "tier": "realtime"}
+ * `t` is milliseconds from the start of the trace (a number) or an ISO timestamp
+ * (the first line's is the start); `tenant` is optional (default: the account).
+ */
+import { z } from 'zod';
+import type { Rng } from './rng.js';
+
+/** How the client behind a request reacts to a refusal (429, 503, 504, 502). */
+export interface RetryBehavior {
+  /** Delay before sending again. */
+  readonly delayMs: number;
+  /** Most sends of the same request, the first included. */
+  readonly maxAttempts: number;
+  /** Honor Retry-After when the server sends one (a well-behaved client). */
+  readonly honorRetryAfter?: boolean;
+}
+
+export interface TraceEvent {
+  /** Milliseconds from the start of the run. */
+  readonly t: number;
+  readonly account: string;
+  readonly model: string;
+  /** Completion tokens asked for (max_tokens); the simulated GPU generates exactly this many. */
+  readonly tokens: number;
+  readonly tier?: string;
+  readonly tenant?: string;
+  readonly retry?: RetryBehavior;
+}
+
+export interface Source {
+  readonly rng: Rng;
+  readonly accounts: readonly string[];
+  readonly model: string;
+  /** Tokens per request. */
+  readonly tokens: (rng: Rng) => number;
+  readonly retry?: RetryBehavior;
+}
+
+/** Homogeneous Poisson arrivals at `perSec` between `from` and `to` (ms), accounts picked at random. */
+export function poisson(source: Source, perSec: number, from: number, to: number): TraceEvent[] {
+  const out: TraceEvent[] = [];
+  if (perSec <= 0) return out;
+  const { rng } = source;
+  for (let t = from + rng.exp(1000 / perSec); t < to; t += rng.exp(1000 / perSec)) out.push(event(source, t));
+  return out;
+}
+
+/** `count` requests spread uniformly at random over [at, at + spreadMs). */
+export function burst(source: Source, count: number, at: number, spreadMs: number): TraceEvent[] {
+  const out: TraceEvent[] = [];
+  for (let i = 0; i < count; i++) out.push(event(source, at + source.rng.next() * spreadMs));
+  return out.sort((a, b) => a.t - b.t);
+}
+
+/**
+ * A day's shape compressed into `periodMs`: the rate follows a cosine between
+ * `troughPerSec` and `peakPerSec` (peak at mid-period), by thinning a Poisson process.
+ */
+export function diurnal(source: Source, troughPerSec: number, peakPerSec: number, periodMs: number, from: number, to: number): TraceEvent[] {
+  const out: TraceEvent[] = [];
+  const { rng } = source;
+  const rateAt = (t: number) => troughPerSec + ((peakPerSec - troughPerSec) * (1 - Math.cos((2 * Math.PI * (t - from)) / periodMs))) / 2;
+  for (let t = from + rng.exp(1000 / peakPerSec); t < to; t += rng.exp(1000 / peakPerSec)) {
+    if (rng.next() < rateAt(t) / peakPerSec) out.push(event(source, t));
+  }
+  return out;
+}
+
+/**
+ * A client stuck in a retry loop: it sends `perSec` requests from `from` to `to` and
+ * resends every refusal after `delayMs`, ignoring Retry-After, up to `maxAttempts`.
+ */
+export function retryLoop(source: Source, perSec: number, from: number, to: number, delayMs: number, maxAttempts = 1_000): TraceEvent[] {
+  return poisson({ ...source, retry: { delayMs, maxAttempts, honorRetryAfter: false } }, perSec, from, to);
+}
+
+/** Merges traces into time order (ties keep the order of the arguments). */
+export function merge(...traces: readonly TraceEvent[][]): TraceEvent[] {
+  return traces
+    .flatMap((trace, i) => trace.map((e, j) => ({ e, i, j })))
+    .sort((a, b) => a.e.t - b.e.t || a.i - b.i || a.j - b.j)
+    .map(({ e }) => e);
+}
+
+function event(source: Source, t: number): TraceEvent {
+  return {
+    t: Math.round(t),
+    account: source.rng.pick(source.accounts),
+    model: source.model,
+    tokens: source.tokens(source.rng),
+    ...(source.retry ? { retry: source.retry } : {}),
+  };
+}
+
+const JsonlLine = z
+  .object({
+    t: z.union([z.number().nonnegative(), z.string().datetime({ offset: true })]),
+    account: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64'),
+    model: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64'),
+    tokens: z.number().int().positive(),
+    tier: z.string().min(1).optional(),
+    tenant: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/).optional(),
+  })
+  .strict();
+
+/** Parses a JSONL trace; errors name the line. Times become ms from the first request. */
+export function parseJsonlTrace(text: string): TraceEvent[] {
+  const rows: Array<z.infer<typeof JsonlLine> & { line: number }> = [];
+  text.split(/\r?\n/).forEach((raw, i) => {
+    if (raw.trim() === '' || raw.trimStart().startsWith('#')) return;
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      throw new Error(`trace line ${i + 1}: not JSON`);
+    }
+    const parsed = JsonlLine.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new Error(`trace line ${i + 1}: ${issue.path.join('.') || '(line)'}: ${issue.message}`);
+    }
+    rows.push({ ...parsed.data, line: i + 1 });
+  });
+  if (rows.length === 0) throw new Error('trace is empty');
+  const times = rows.map((r) => (typeof r.t === 'number' ? r.t : Date.parse(r.t)));
+  const kinds = new Set(rows.map((r) => typeof r.t));
+  if (kinds.size > 1) throw new Error('trace mixes numeric and ISO timestamps');
+  const start = kinds.has('string') ? Math.min(...times) : 0;
+  return merge(
+    rows.map((r, i) => ({
+      t: Math.round(times[i]! - start),
+      account: r.account,
+      model: r.model,
+      tokens: r.tokens,
+      ...(r.tier ? { tier: r.tier } : {}),
+      ...(r.tenant ? { tenant: r.tenant } : {}),
+    })),
+  );
+}
+
+export function toJsonl(trace: readonly TraceEvent[]): string {
+  return trace.map((e) => JSON.stringify({ t: e.t, account: e.account, model: e.model, tokens: e.tokens, ...(e.tier ? { tier: e.tier } : {}), ...(e.tenant ? { tenant: e.tenant } : {}) })).join('\n') + '\n';
+}

@@ -1,0 +1,93 @@
+/**
+ * What a scenario is played against: the accounts and their tenants and tiers, the
+ * limits, the simulated GPU pool, and the trace. Sluice and the baseline get the
+ * same world; only the system in front of the GPU differs.
+ */
+import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
+import { hashApiKey } from '../../lib/policy/resolve.js';
+import { parsePolicy, type Policy, type PolicyInput } from '../../lib/policy/schema.js';
+import type { GpuSimOptions } from '../../functions/gpu-sim/app.js';
+import type { TraceEvent } from './trace.js';
+
+export const LAB_MODEL = 'sim-llm';
+export const GPU_BASE_URL = 'http://gpu.sim/v1';
+/** A minute-aligned start (2026-01-01T00:00:00Z), so fixed windows line up with the trace. */
+export const LAB_EPOCH = Date.UTC(2026, 0, 1);
+
+export type GpuOptions = Omit<GpuSimOptions, 'clock' | 'models'>;
+
+export interface AccountSpec {
+  readonly tenant: string;
+  readonly tier: string;
+  readonly limits?: NonNullable<PolicyInput['accounts'][string]['limits']>;
+}
+
+export interface World {
+  readonly name: string;
+  readonly trace: readonly TraceEvent[];
+  readonly accounts: Readonly<Record<string, AccountSpec>>;
+  readonly tenants?: PolicyInput['tenants'];
+  readonly tiers?: PolicyInput['tiers'];
+  readonly defaults?: PolicyInput['defaults'];
+  readonly modelLimits?: NonNullable<PolicyInput['models'][string]['limits']>;
+  /** The simulated GPU pool: Sluice's capacity gate gets the same slot count. */
+  readonly gpu: GpuOptions & { readonly slots: number };
+  /** The baseline's per-tenant requests per minute; default: each tenant's rpm in the Sluice policy. */
+  readonly baselineRpm?: Readonly<Record<string, number>>;
+  /** Dispatcher workers (concurrent deliveries) for Sluice. */
+  readonly workers?: number;
+  /** Messages of one LiteTopic in flight at once (the broker's concurrent pop); default: the GPU slots, so one LiteTopic can fill the pool. */
+  readonly inFlightPerTopic?: number;
+  /** Length of the chart's time buckets. */
+  readonly bucketMs?: number;
+  /** How long after the last arrival the run keeps going so waiting requests finish. */
+  readonly drainMs?: number;
+}
+
+export const apiKey = (account: string) => `sk-lab-${account}`;
+
+/** The Sluice policy of a world; accounts' keys are `sk-lab-<account>`. */
+export function worldPolicy(world: World): Policy {
+  const tenants: PolicyInput['tenants'] = { ...world.tenants };
+  for (const a of Object.values(world.accounts)) tenants[a.tenant] ??= {};
+  return parsePolicy({
+    tiers: world.tiers ?? defaultTiers,
+    defaults: world.defaults ?? defaultLimits,
+    models: {
+      [LAB_MODEL]: {
+        slots: world.gpu.slots,
+        upstreams: [GPU_BASE_URL],
+        defaultMaxTokens: 256,
+        ...(world.modelLimits ? { limits: world.modelLimits } : {}),
+      },
+    },
+    tenants,
+    accounts: Object.fromEntries(
+      Object.entries(world.accounts).map(([id, a]) => [
+        id,
+        { tenant: a.tenant, tier: a.tier, keyHashes: [hashApiKey(apiKey(id))], ...(a.limits ? { limits: a.limits } : {}) },
+      ]),
+    ),
+  });
+}
+
+/** Per-tenant RPM of the baseline limiter. */
+export function baselineRpm(world: World, policy: Policy, tenant: string): number {
+  return world.baselineRpm?.[tenant] ?? policy.tenants[tenant]?.limits?.rpm ?? policy.defaults.tenant.rpm;
+}
+
+/** GPU options for the simulator: every request generates exactly its max_tokens. */
+export function gpuSimOptions(world: World): Omit<GpuSimOptions, 'clock'> {
+  return {
+    models: [LAB_MODEL],
+    minOutputTokens: 8192,
+    maxOutputTokens: 8192,
+    decodeStepTokens: 16,
+    ...world.gpu,
+  };
+}
+
+/** The request body a trace event becomes: a short fixed prompt and `tokens` as max_tokens. */
+export function requestBody(e: TraceEvent, n: number): string {
+  return JSON.stringify({ model: e.model, messages: [{ role: 'user', content: `lab request ${n}` }], max_tokens: e.tokens });
+}

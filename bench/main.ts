@@ -1,0 +1,167 @@
+/**
+ * The scenario lab: `npm run bench -- <scenario> [--engine embedded|real] [--out dir] [--seed N]`.
+ *
+ * Replays a trace through Sluice's real code paths and through a hard-limiter
+ * baseline under a virtual clock, prints the figures side by side, writes a JSON
+ * report and an SVG chart to --out (default bench/out/), and prints one JSON object
+ * with the headline figures as its last line.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { barsSvg, comparisonSvg } from './lib/chart.js';
+import { renderTable } from './lib/tables.js';
+import { parseJsonlTrace } from './lib/trace.js';
+import { isolation } from './scenarios/isolation.js';
+import { replay } from './scenarios/replay.js';
+import { retryLoopScenario } from './scenarios/retry-loop.js';
+import { scale, type ScalePoint } from './scenarios/scale.js';
+import { seed1Ratio } from './scenarios/seed1-ratio.js';
+import { seed2Burst } from './scenarios/seed2-burst.js';
+import type { Scenario, ScenarioContext, ScenarioOutput } from './scenarios/types.js';
+
+export const SCENARIOS: Readonly<Record<string, Scenario>> = {
+  'seed1-ratio': seed1Ratio,
+  'seed2-burst': seed2Burst,
+  isolation: isolation as Scenario,
+  scale,
+  'retry-loop': retryLoopScenario,
+  replay,
+};
+
+export const REAL_ENGINE_UNAVAILABLE =
+  'not available yet: needs the Redis store and RocketMQ adapter (the lab runs --engine real on redis-server and a RocketMQ LiteQueue at a scaled-down rate once both are wired as parts); use --engine embedded';
+
+export interface CliOptions {
+  readonly scenario: string;
+  readonly engine: 'embedded' | 'real';
+  readonly out: string;
+  readonly seed: number;
+  readonly size: 'full' | 'small';
+  readonly tracePath?: string;
+  readonly flags: Record<string, string>;
+}
+
+const USAGE = `usage: npm run bench -- <scenario> [--engine embedded|real] [--out dir] [--seed N] [--size full|small] [--trace file.jsonl]
+scenarios:
+${Object.values(SCENARIOS)
+  .map((s) => `  ${s.name.padEnd(12)} ${s.description}`)
+  .join('\n')}`;
+
+export function parseArgs(argv: readonly string[]): CliOptions {
+  const positional: string[] = [];
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1);
+    else {
+      const value = argv[i + 1];
+      if (value === undefined || value.startsWith('--')) throw new Error(`${a} needs a value\n${USAGE}`);
+      flags[a.slice(2)] = value;
+      i++;
+    }
+  }
+  const scenario = positional[0];
+  if (!scenario || positional.length > 1) throw new Error(USAGE);
+  if (!SCENARIOS[scenario]) throw new Error(`unknown scenario "${scenario}"\n${USAGE}`);
+  const { engine = 'embedded', out = 'bench/out', seed = '1', size = 'full', trace, ...rest } = flags;
+  if (engine !== 'embedded' && engine !== 'real') throw new Error(`--engine must be embedded or real, got ${engine}`);
+  if (!/^\d+$/.test(seed)) throw new Error(`--seed must be a non-negative integer, got ${seed}`);
+  if (size !== 'full' && size !== 'small') throw new Error(`--size must be full or small, got ${size}`);
+  if (trace !== undefined && scenario !== 'replay') throw new Error('--trace goes with the replay scenario: npm run bench -- replay --trace file.jsonl');
+  if (scenario === 'replay' && trace === undefined) throw new Error('replay needs --trace file.jsonl');
+  return { scenario, engine, out, seed: Number(seed), size, ...(trace !== undefined ? { tracePath: trace } : {}), flags: rest };
+}
+
+/** The JSON report: everything the run measured, nothing about the machine's wall clock, so a seed gives identical bytes. */
+export function reportJson(o: ScenarioOutput): string {
+  const { comparison, ...rest } = o;
+  const body = comparison ? { ...rest, comparison: { world: comparison.world, baseline: comparison.baseline, sluice: comparison.sluice } } : rest;
+  return JSON.stringify({ engine: 'embedded', ...body }, null, 2) + '\n';
+}
+
+export function charts(o: ScenarioOutput): Record<string, string> {
+  if (o.comparison) return { [`${o.scenario}.svg`]: comparisonSvg(o.comparison, `${o.scenario} (seed ${o.seed}, ${o.size}): baseline hard limiter vs Sluice`) };
+  if (o.scenario === 'isolation') {
+    const runs = (o.details as { runs: { mode: string; throttled: number; healthyPerSec: number }[] }).runs;
+    const color = { unthrottled: '#6b7280', suspend: '#16a34a', sleep: '#dc2626' } as Record<string, string>;
+    return {
+      'isolation.svg': barsSvg(
+        'isolation: healthy LiteTopics’ throughput, 50 workers, N of 50 LiteTopics throttled for 300 ms',
+        [5, 40].map((n) => ({ label: `${n} throttled`, bars: runs.filter((r) => r.throttled === n).map((r) => ({ label: r.mode, value: r.healthyPerSec, color: color[r.mode] ?? '#000' })) })),
+        'healthy messages / s',
+      ),
+    };
+  }
+  if (o.scenario === 'scale') {
+    const points = (o.details as { points: ScalePoint[] }).points;
+    return {
+      'scale.svg': barsSvg(
+        'scale: bytes per idle LiteTopic (green) and dispatcher CPU µs per delivery (blue), by idle LiteTopics',
+        points.map((x) => ({
+          label: `${x.idleLiteTopics.toLocaleString('en')} idle`,
+          bars: [
+            { label: 'B / idle topic', value: x.bytesPerIdleLiteTopic ?? 0, color: '#16a34a' },
+            { label: 'CPU µs / delivery', value: x.cpuMicrosPerDelivery, color: '#2563eb' },
+          ],
+        })),
+        'bytes · µs',
+      ),
+    };
+  }
+  return {};
+}
+
+export async function runScenario(options: CliOptions, log: (line: string) => void): Promise<ScenarioOutput> {
+  const ctx: ScenarioContext = {
+    seed: options.seed,
+    size: options.size,
+    flags: options.flags,
+    log,
+    ...(options.tracePath ? { trace: parseJsonlTrace(readFileSync(options.tracePath, 'utf8')) } : {}),
+  };
+  return SCENARIOS[options.scenario]!.run(ctx);
+}
+
+async function main(): Promise<number> {
+  let options: CliOptions;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  if (options.engine === 'real') {
+    process.stderr.write(`--engine real: ${REAL_ENGINE_UNAVAILABLE}\n`);
+    return 2;
+  }
+  const started = performance.now();
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const output = await runScenario(options, log);
+  const outDir = resolve(options.out);
+  mkdirSync(outDir, { recursive: true });
+  const written = [join(outDir, `${output.scenario}.json`)];
+  writeFileSync(written[0]!, reportJson(output));
+  for (const [name, svg] of Object.entries(charts(output))) {
+    writeFileSync(join(outDir, name), svg);
+    written.push(join(outDir, name));
+  }
+  for (const t of output.tables) process.stdout.write(`${renderTable(t)}\n\n`);
+  log(`wrote ${written.join(', ')} in ${((performance.now() - started) / 1000).toFixed(1)} s (wall)`);
+  process.stdout.write(`${JSON.stringify({ scenario: output.scenario, seed: output.seed, size: output.size, engine: options.engine, ...output.headline })}\n`);
+  return 0;
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('bench/main.ts')) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

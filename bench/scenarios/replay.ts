@@ -1,0 +1,80 @@
+/**
+ * replay: your own traffic. `npm run bench -- replay --trace my.jsonl` replays a
+ * JSONL trace (one request a line: {t, account, model, tokens, tier, tenant?})
+ * through Sluice and through the hard-limiter baseline, on the policy defaults
+ * (lib/policy/defaults.ts) unless flags say otherwise:
+ *
+ *   --gpu-slots N     slots of the simulated GPU pool (default 8)
+ *   --rpm N           requests per minute per tenant, for both systems (default: policy default)
+ *   --account-rpm N   requests per minute per account (Sluice; default: policy default)
+ *   --token-ms N      decode time per token on an idle GPU (default 10)
+ *
+ * Every model of the trace is served by the one simulated pool; accounts keep the
+ * first tier the trace gives them (default realtime) and their tenant (default:
+ * the account itself).
+ */
+import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
+import { compare } from '../lib/compare.js';
+import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
+import { LAB_MODEL, type AccountSpec, type World } from '../lib/world.js';
+import type { Scenario, ScenarioContext } from './types.js';
+
+function intFlag(flags: ScenarioContext['flags'], name: string): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
+  return n;
+}
+
+export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): World {
+  if (!ctx.trace) throw new Error('replay needs --trace <file.jsonl>');
+  const tiers = new Set(Object.keys(defaultTiers));
+  const accounts: Record<string, AccountSpec> = {};
+  for (const e of ctx.trace) {
+    const tier = e.tier ?? 'realtime';
+    if (!tiers.has(tier)) throw new Error(`trace: unknown tier "${tier}" for account ${e.account} (known: ${[...tiers].join(', ')})`);
+    accounts[e.account] ??= { tenant: e.tenant ?? e.account, tier, ...(intFlag(ctx.flags, 'account-rpm') ? { limits: { rpm: intFlag(ctx.flags, 'account-rpm')! } } : {}) };
+  }
+  const rpm = intFlag(ctx.flags, 'rpm');
+  const slots = intFlag(ctx.flags, 'gpu-slots') ?? 8;
+  return {
+    name: 'replay',
+    trace: ctx.trace.map((e) => ({ ...e, model: LAB_MODEL })),
+    accounts,
+    tiers: defaultTiers,
+    defaults: rpm ? { ...defaultLimits, tenant: { ...defaultLimits.tenant, rpm }, tenantModel: { ...defaultLimits.tenantModel, rpm } } : defaultLimits,
+    gpu: { slots, baseTokenMs: intFlag(ctx.flags, 'token-ms') ?? 10, queueLimit: slots, maxQueueWaitMs: 5_000 },
+    bucketMs: 5_000,
+  };
+}
+
+export const replay: Scenario = {
+  name: 'replay',
+  description: 'your own JSONL trace through Sluice and the baseline (--trace file.jsonl)',
+  async run(ctx: ScenarioContext) {
+    const world = replayWorld(ctx);
+    ctx.log(`replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`);
+    const c = await compare(world);
+    const models = [...new Set((ctx.trace ?? []).map((e) => e.model))].sort();
+    return {
+      scenario: 'replay',
+      seed: ctx.seed,
+      size: ctx.size,
+      params: { requests: world.trace.length, models, servedBy: `${LAB_MODEL} (one simulated pool)`, gpu: world.gpu, flags: ctx.flags },
+      headline: {
+        requests: c.world.requests,
+        baselineRefusedRatio: c.baseline.refusedRatio,
+        sluiceRefusedRatio: c.sluice.refusedRatio,
+        baselineGpuRefused: c.baseline.gpu.refused429 + c.baseline.gpu.refused503,
+        sluiceGpuRefused: c.sluice.gpu.refused429 + c.sluice.gpu.refused503,
+        sluiceWaitP99Ms: c.sluice.total.waitMs.p99,
+        baselineLatencyP99Ms: c.baseline.total.latencyMs.p99,
+        sluiceLatencyP99Ms: c.sluice.total.latencyMs.p99,
+      },
+      tables: [overviewTable(c), tierTable(c), reasonsTable(c)],
+      details: {},
+      comparison: c,
+    };
+  },
+};

@@ -1,0 +1,119 @@
+/**
+ * seed1-ratio: the first seed's claim, "10x lower rate-limited ratio". Many tenants
+ * with fixed quotas send a steady Poisson base load plus bursts that stay within
+ * their quota per minute but outrun the GPU for a few seconds; now and then a
+ * tenant bursts twice in a minute and goes over its quota. The baseline passes
+ * everything under quota straight to the GPU, which refuses what it cannot queue;
+ * Sluice admits the same requests and holds them in their LiteTopic until a slot
+ * frees. Reported: refused / sent for both and their ratio, GPU overload, and the
+ * queue wait Sluice adds.
+ */
+import { compare } from '../lib/compare.js';
+import { createRng } from '../lib/rng.js';
+import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
+import { burst, merge, poisson, type TraceEvent } from '../lib/trace.js';
+import { LAB_MODEL, type World } from '../lib/world.js';
+import type { Scenario, ScenarioContext } from './types.js';
+
+export interface Seed1Params {
+  readonly tenants: number;
+  readonly durationMs: number;
+  /** Base load per tenant, requests per second. */
+  readonly basePerSec: number;
+  /** Mean time between a tenant's bursts. */
+  readonly burstEveryMs: number;
+  readonly burstSize: readonly [number, number];
+  readonly burstSpreadMs: readonly [number, number];
+  /** Quota per tenant (requests per minute), for both systems. */
+  readonly rpm: number;
+  readonly gpuSlots: number;
+  /** Release pace of each tenant's LiteTopic (Sluice only). */
+  readonly pacePerSec: number;
+  readonly paceBurst: number;
+}
+
+export const seed1Full: Seed1Params = {
+  tenants: 20,
+  durationMs: 10 * 60_000,
+  basePerSec: 0.25,
+  burstEveryMs: 240_000,
+  burstSize: [20, 60],
+  burstSpreadMs: [2_000, 6_000],
+  rpm: 100,
+  gpuSlots: 16,
+  pacePerSec: 6,
+  paceBurst: 10,
+};
+
+/** What the tests run: fewer tenants and a shorter trace, same shape and ratios. */
+export const seed1Small: Seed1Params = { ...seed1Full, tenants: 10, durationMs: 5 * 60_000, gpuSlots: 8 };
+
+export function seed1World(seed: number, p: Seed1Params): World {
+  const rng = createRng(seed);
+  const tokens = (r: ReturnType<typeof createRng>) => r.int(32, 96);
+  const traces: TraceEvent[][] = [];
+  const accounts: Record<string, { tenant: string; tier: string }> = {};
+  for (let i = 0; i < p.tenants; i++) {
+    const tenant = `tenant-${String(i).padStart(2, '0')}`;
+    const account = `${tenant}-app`;
+    accounts[account] = { tenant, tier: 'standard' };
+    const src = { rng: rng.fork(tenant), accounts: [account], model: LAB_MODEL, tokens };
+    traces.push(poisson(src, p.basePerSec, 0, p.durationMs));
+    for (let t = src.rng.exp(p.burstEveryMs); t < p.durationMs - 10_000; t += src.rng.exp(p.burstEveryMs)) {
+      traces.push(burst(src, src.rng.int(p.burstSize[0], p.burstSize[1]), t, src.rng.int(p.burstSpreadMs[0], p.burstSpreadMs[1])));
+    }
+  }
+  return {
+    name: 'seed1-ratio',
+    trace: merge(...traces),
+    accounts,
+    // One tier owning every slot: the first seed has no priority classes, only quotas.
+    tiers: { standard: { weight: 1, share: 1, lendable: 0, overQuota: 'reject', warnRatio: 0.8, replyMode: 'sync', maxQueueWaitMs: 60_000 } },
+    defaults: {
+      accountModel: { rpm: p.rpm, tpm: 10_000_000, rate: p.pacePerSec, burst: p.paceBurst, reservoir: 1_000 },
+      tenantModel: { rpm: p.rpm, tpm: 10_000_000 },
+      tenant: { rpm: p.rpm, tpm: 10_000_000 },
+    },
+    gpu: { slots: p.gpuSlots, baseTokenMs: 10, queueLimit: p.gpuSlots, maxQueueWaitMs: 5_000 },
+    bucketMs: 5_000,
+  };
+}
+
+export const seed1Ratio: Scenario = {
+  name: 'seed1-ratio',
+  description: 'multi-tenant bursty traffic against fixed quotas: refused/sent for a hard limiter vs Sluice',
+  async run(ctx: ScenarioContext) {
+    const p = ctx.size === 'full' ? seed1Full : seed1Small;
+    const world = seed1World(ctx.seed, p);
+    ctx.log(`seed1-ratio: ${world.trace.length} requests, ${p.tenants} tenants, ${p.gpuSlots} GPU slots`);
+    const c = await compare(world);
+    const b = c.baseline;
+    const s = c.sluice;
+    const gpuOverload = (r: typeof b) => r.gpu.refused429 + r.gpu.refused503 + r.gpu.queuedAtGpu;
+    const headline = {
+      requests: c.world.requests,
+      baselineRefused: b.total.refused,
+      sluiceRefused: s.total.refused,
+      baselineRefusedRatio: b.refusedRatio,
+      sluiceRefusedRatio: s.refusedRatio,
+      /** How many times fewer refusals Sluice gives; null when it refused nothing. */
+      refusalReduction: s.total.refused > 0 ? Math.round((b.total.refused / s.total.refused) * 10) / 10 : null,
+      baselineGpuOverload: gpuOverload(b),
+      sluiceGpuOverload: gpuOverload(s),
+      sluiceWaitP50Ms: s.total.waitMs.p50,
+      sluiceWaitP99Ms: s.total.waitMs.p99,
+      baselineGpuUtilization: b.gpu.utilization,
+      sluiceGpuUtilization: s.gpu.utilization,
+    };
+    return {
+      scenario: 'seed1-ratio',
+      seed: ctx.seed,
+      size: ctx.size,
+      params: { ...p, tier: 'standard (share 1, maxQueueWaitMs 60 s)', gpu: world.gpu, tokensPerRequest: '32..96 uniform' },
+      headline,
+      tables: [overviewTable(c), tierTable(c), reasonsTable(c)],
+      details: {},
+      comparison: c,
+    };
+  },
+};

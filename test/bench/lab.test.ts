@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { charts, parseArgs, reportJson, runScenario, SCENARIOS } from '../../bench/main.js';
+import { createRng } from '../../bench/lib/rng.js';
+import { burst, diurnal, merge, parseJsonlTrace, poisson, retryLoop, toJsonl } from '../../bench/lib/trace.js';
+import { isolation } from '../../bench/scenarios/isolation.js';
+
+const run = promisify(execFile);
+const cli = (args: string[]) => run('npx', ['tsx', 'bench/main.ts', ...args], { cwd: process.cwd(), timeout: 120_000 });
+
+describe('trace generators', () => {
+  const src = (seed: number) => ({ rng: createRng(seed), accounts: ['a', 'b'], model: 'm', tokens: () => 10 });
+
+  it('are deterministic for a seed and differ between seeds', () => {
+    expect(poisson(src(1), 5, 0, 60_000)).toEqual(poisson(src(1), 5, 0, 60_000));
+    expect(poisson(src(1), 5, 0, 60_000)).not.toEqual(poisson(src(2), 5, 0, 60_000));
+  });
+
+  it('Poisson arrives at about its rate, in time order, within its interval', () => {
+    const trace = poisson(src(3), 10, 1_000, 101_000);
+    expect(trace.length).toBeGreaterThan(900);
+    expect(trace.length).toBeLessThan(1100);
+    expect(trace.every((e, i) => e.t >= 1_000 && e.t <= 101_000 && (i === 0 || e.t >= trace[i - 1]!.t))).toBe(true);
+  });
+
+  it('bursts put their count in their spread; diurnal peaks mid-period; retry loops carry their behavior', () => {
+    const b = burst(src(4), 50, 10_000, 2_000);
+    expect(b).toHaveLength(50);
+    expect(b.every((e) => e.t >= 10_000 && e.t <= 12_000)).toBe(true);
+    const d = diurnal(src(5), 1, 20, 100_000, 0, 100_000);
+    const mid = d.filter((e) => e.t >= 40_000 && e.t < 60_000).length;
+    const edge = d.filter((e) => e.t < 10_000 || e.t >= 90_000).length;
+    expect(mid).toBeGreaterThan(3 * edge);
+    const r = retryLoop(src(6), 2, 0, 10_000, 50, 7);
+    expect(r.every((e) => e.retry?.delayMs === 50 && e.retry.maxAttempts === 7 && e.retry.honorRetryAfter === false)).toBe(true);
+    const m = merge(b, r);
+    expect(m).toHaveLength(b.length + r.length);
+    expect(m.every((e, i) => i === 0 || e.t >= m[i - 1]!.t)).toBe(true);
+  });
+
+  it('JSONL: numeric or ISO times, optional tenant, errors name the line, round trip', () => {
+    const trace = parseJsonlTrace('{"t":250,"account":"x","model":"m","tokens":5,"tier":"batch"}\n\n# comment\n{"t":0,"account":"y","model":"m","tokens":7,"tenant":"acme"}\n');
+    expect(trace).toEqual([
+      { t: 0, account: 'y', model: 'm', tokens: 7, tenant: 'acme' },
+      { t: 250, account: 'x', model: 'm', tokens: 5, tier: 'batch' },
+    ]);
+    expect(parseJsonlTrace(toJsonl(trace))).toEqual(trace);
+    const iso = parseJsonlTrace('{"t":"2026-01-01T00:00:01.500Z","account":"x","model":"m","tokens":1}\n{"t":"2026-01-01T00:00:00Z","account":"x","model":"m","tokens":1}');
+    expect(iso.map((e) => e.t)).toEqual([0, 1500]);
+    expect(() => parseJsonlTrace('{"t":0,"account":"x","model":"m","tokens":1}\n{"t":1,"account":"x","model":"m"}')).toThrow(/line 2: tokens/);
+    expect(() => parseJsonlTrace('nope')).toThrow(/line 1: not JSON/);
+    expect(() => parseJsonlTrace('{"t":0,"account":"x","model":"m","tokens":1,"extra":1}')).toThrow(/line 1/);
+    expect(() => parseJsonlTrace('')).toThrow(/empty/);
+  });
+});
+
+describe('command line', () => {
+  it('parses scenarios and flags, and refuses what it cannot do', () => {
+    expect(parseArgs(['seed1-ratio'])).toMatchObject({ scenario: 'seed1-ratio', engine: 'embedded', out: 'bench/out', seed: 1, size: 'full' });
+    expect(parseArgs(['scale', '--seed', '9', '--out=/tmp/x', '--counts', '10,20'])).toMatchObject({ seed: 9, out: '/tmp/x', flags: { counts: '10,20' } });
+    expect(Object.keys(SCENARIOS).sort()).toEqual(['isolation', 'replay', 'retry-loop', 'scale', 'seed1-ratio', 'seed2-burst']);
+    expect(() => parseArgs([])).toThrow(/usage/);
+    expect(() => parseArgs(['nope'])).toThrow(/unknown scenario/);
+    expect(() => parseArgs(['seed1-ratio', '--engine', 'cloud'])).toThrow(/--engine/);
+    expect(() => parseArgs(['seed1-ratio', '--seed', 'x'])).toThrow(/--seed/);
+    expect(() => parseArgs(['seed1-ratio', '--trace', 'f.jsonl'])).toThrow(/replay/);
+    expect(() => parseArgs(['replay'])).toThrow(/--trace/);
+  });
+
+  it('--engine real says it is not available yet and exits 2', { timeout: 120_000 }, async () => {
+    const err = await cli(['seed1-ratio', '--engine', 'real']).catch((e: { code: number; stderr: string }) => e);
+    expect((err as { code: number }).code).toBe(2);
+    expect((err as { stderr: string }).stderr).toMatch(/not available yet: needs the Redis store and RocketMQ adapter/);
+  });
+
+  it('replays a JSONL trace: table, JSON report, SVG chart, and the headline JSON as the last line', { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-lab-'));
+    const rng = createRng(11);
+    const trace = merge(
+      poisson({ rng: rng.fork('a'), accounts: ['app-1', 'app-2'], model: 'my-model', tokens: (r) => r.int(16, 64) }, 2, 0, 30_000),
+      burst({ rng: rng.fork('b'), accounts: ['job-1'], model: 'my-model', tokens: () => 64 }, 60, 5_000, 1_000),
+    ).map((e) => ({ ...e, tier: e.account.startsWith('job') ? 'batch' : 'realtime' }));
+    writeFileSync(join(dir, 'trace.jsonl'), toJsonl(trace));
+    const { stdout } = await cli(['replay', '--trace', join(dir, 'trace.jsonl'), '--out', dir, '--gpu-slots', '4']);
+    const lines = stdout.trim().split('\n');
+    const headline = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+    expect(headline).toMatchObject({ scenario: 'replay', engine: 'embedded', requests: trace.length });
+    expect(stdout).toContain('baseline (hard limiter)');
+    const report = JSON.parse(readFileSync(join(dir, 'replay.json'), 'utf8')) as { comparison: { sluice: { total: { sent: number } } } };
+    expect(report.comparison.sluice.total.sent).toBe(trace.length);
+    expect(existsSync(join(dir, 'replay.svg'))).toBe(true);
+    expect(readFileSync(join(dir, 'replay.svg'), 'utf8')).toMatch(/^<svg[\s\S]*<polyline[\s\S]*<\/svg>\n$/);
+  });
+});
+
+describe('determinism', () => {
+  it('seed1-ratio: the same seed gives byte-identical JSON; another seed does not', { timeout: 120_000 }, async () => {
+    const options = { scenario: 'seed1-ratio', engine: 'embedded' as const, out: '', size: 'small' as const, flags: {} };
+    const a = reportJson(await runScenario({ ...options, seed: 7 }, () => {}));
+    const b = reportJson(await runScenario({ ...options, seed: 7 }, () => {}));
+    expect(a).toBe(b);
+    const c = reportJson(await runScenario({ ...options, seed: 8 }, () => {}));
+    expect(c).not.toBe(a);
+  });
+
+  it('retry-loop (retries, async replies): the same seed gives byte-identical JSON and chart', { timeout: 120_000 }, async () => {
+    const options = { scenario: 'retry-loop', engine: 'embedded' as const, out: '', size: 'small' as const, flags: {}, seed: 3 };
+    const first = await runScenario(options, () => {});
+    const second = await runScenario(options, () => {});
+    expect(reportJson(first)).toBe(reportJson(second));
+    expect(charts(first)).toEqual(charts(second));
+  });
+});
+
+describe('isolation scenario (the lead experiment, in the lab)', () => {
+  it('Suspend gives the healthy LiteTopics >= 95% of what the pool owes them; Sleep starves them at 40 throttled', { timeout: 60_000 }, async () => {
+    const out = await isolation.run({ seed: 1, size: 'small', log: () => {} });
+    console.log(`isolation small: ${JSON.stringify(out.headline)}`);
+    expect(out.headline.suspendHealthyShare5).toBeGreaterThanOrEqual(0.95);
+    expect(out.headline.suspendHealthyShare40).toBeGreaterThanOrEqual(0.95);
+    expect(out.headline.sleepHealthyShare40).toBeLessThan(0.25);
+    expect(out.headline.sleepHealthyShare5).toBeLessThan(out.headline.suspendHealthyShare5!);
+    expect(charts(out as never)['isolation.svg']).toMatch(/<svg/);
+  });
+});

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { LOOPING_ACCOUNT, retryLoopScenario, timeToTopBurster } from '../../bench/scenarios/retry-loop.js';
+import type { Attempt } from '../../bench/lib/recorder.js';
+
+describe('retry-loop (small: 150 s, loop 1/s from 30 s to 120 s, 8 GPU slots)', () => {
+  it('the looping account is the top burster within seconds; others keep their success', { timeout: 120_000 }, async () => {
+    const out = await retryLoopScenario.run({ seed: 1, size: 'small', flags: {}, log: () => {} });
+    const h = out.headline;
+    console.log(`retry-loop small: ${JSON.stringify(h)}`);
+    expect(h.sluiceTimeToTopBursterMs).not.toBeNull();
+    expect(h.sluiceTimeToTopBursterMs as number).toBeLessThanOrEqual(30_000);
+    expect(h.baselineTimeToTopBursterMs as number).toBeLessThanOrEqual(30_000);
+    // The hard limiter answers the loop with 429s and the loop multiplies its attempts;
+    // Sluice degrades the account instead (slower, not refused), so it sends far fewer.
+    expect(h.sluiceLoopAttempts as number).toBeLessThan(h.baselineLoopAttempts as number);
+    expect(h.sluiceLoopRequestSuccess as number).toBeGreaterThan(h.baselineLoopRequestSuccess as number);
+    // Everyone else is still served.
+    expect(h.sluiceOthersSuccess as number).toBeGreaterThanOrEqual(h.sluiceOthersSuccessWithoutLoop as number);
+  });
+
+  it('timeToTopBurster finds the first second the account leads the trailing window', () => {
+    const at = (account: string, sentAt: number, request: number): Attempt => ({ request, account, tier: 't', tenant: account, sentAt });
+    const attempts = [at('a', 500, 0), at('a', 1_500, 1), at(LOOPING_ACCOUNT, 2_100, 2), at(LOOPING_ACCOUNT, 2_200, 3), at(LOOPING_ACCOUNT, 2_300, 4)];
+    expect(timeToTopBurster(attempts, 0, LOOPING_ACCOUNT, 1_000, 10_000, 10_000)).toBe(2_000);
+    expect(timeToTopBurster(attempts, 0, 'nobody', 1_000, 10_000, 10_000)).toBeNull();
+  });
+});

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { seed2Burst, seed2Small } from '../../bench/scenarios/seed2-burst.js';
+
+// Scaled down for CI (bench/scenarios/seed2-burst.ts `seed2Small`): 700 batch requests from 10
+// service accounts in 3 minutes, realtime at 0.75/s, 8 GPU slots: the full run's shape at 1/4 the
+// volume and pool (full: 2,800 from 40 accounts, 3/s realtime, 32 slots).
+describe('seed2-burst (small: 700 batch requests from 10 accounts, 8 GPU slots)', () => {
+  it('realtime stays at >= 99.5% success and >= 95% of the batch burst is absorbed', { timeout: 120_000 }, async () => {
+    const out = await seed2Burst.run({ seed: 1, size: 'small', flags: {}, log: () => {} });
+    const h = out.headline;
+    console.log(`seed2-burst small: ${JSON.stringify(h)}`);
+    expect(seed2Small.batchRequests).toBe(700);
+    expect(h.sluiceRealtimeSuccess as number).toBeGreaterThanOrEqual(0.995);
+    expect(h.sluiceBatchAbsorbed as number).toBeGreaterThanOrEqual(0.95);
+    expect(h.sluiceGpuRefused).toBe(0);
+    // The baseline is worse on both counts: the burst goes straight to the GPU.
+    expect(h.baselineRealtimeSuccess as number).toBeLessThan(h.sluiceRealtimeSuccess as number);
+    expect(h.baselineBatchAbsorbed as number).toBeLessThan(h.sluiceBatchAbsorbed as number);
+    expect(h.baselineGpuRefused as number).toBeGreaterThan(0);
+  });
+});
