@@ -60,7 +60,7 @@ if denied == 0 and resMax and queued >= resMax then
   denied, retry = -1, tonumber(ARGV[5])
 end
 if denied ~= 0 then
-  out = {'0', fmt(denied), fmt(retry), fmt(queued), fmt(now)}
+  out = {0, denied, ret(retry), ret(queued), ret(now)}
 else
   for i = 1, n do
     local windowMs = tonumber(ARGV[4 + i * 3])
@@ -75,9 +75,9 @@ else
     end
   end
   if resMax then queued = redis.call('INCR', KEYS[n + 1]) end
-  out = {'1', '0', '0', fmt(queued), fmt(now)}
+  out = {1, 0, 0, ret(queued), ret(now)}
 end
-for i = 1, n do out[#out + 1] = fmt(used[i]) end
+for i = 1, n do out[#out + 1] = ret(used[i]) end
 return out
 `,
 );

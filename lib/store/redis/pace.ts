@@ -24,9 +24,9 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or '')
 local base = now
 if tat ~= nil and tat > now then base = tat end
 local allowAt = base - tolerance
-if now < allowAt then return fmt(math.ceil(allowAt - now)) end
+if now < allowAt then return math.ceil(allowAt - now) end
 redis.call('SET', KEYS[1], fmt(base + interval), 'PX', ARGV[4])
-return '0'
+return 0
 `,
 );
 

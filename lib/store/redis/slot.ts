@@ -90,16 +90,16 @@ if may then
   redis.call('PEXPIRE', KEYS[2], ttl)
   if inUse[tier] == nil then tiersInUse[#tiersInUse + 1] = tier; inUse[tier] = 0 end
   inUse[tier] = inUse[tier] + 1
-  out = {'1', '0'}
+  out = {1, 0}
 else
   local retry = retryCap
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   if #first > 0 then retry = math.max(1, math.min(tonumber(first[2]) - now, retryCap)) end
-  out = {'0', fmt(retry)}
+  out = {0, ret(retry)}
 end
 for _, name in ipairs(tiersInUse) do
   out[#out + 1] = name
-  out[#out + 1] = fmt(inUse[name])
+  out[#out + 1] = inUse[name]
 end
 return out
 `,
