@@ -13,7 +13,8 @@ import { systemClock } from '../runtime/system-clock.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
-const parts = createParts(config, systemClock);
+const parts = await createParts(config, systemClock, log);
+log.info(parts.describe, 'parts');
 const upstream = createUpstreamClient();
 const handler = createDispatcher({
   clock: systemClock,

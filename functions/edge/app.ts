@@ -5,6 +5,7 @@
  */
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { StoreUnavailableError } from '../../lib/store/guarded.js';
 import type { EdgeDeps } from './deps.js';
 import { ApiError, errorResponse } from './errors.js';
 import { bearerAuth } from './middleware/auth.js';
@@ -27,6 +28,15 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   app.notFound((c) => errorResponse(c, new ApiError(404, `Unknown route ${c.req.method} ${c.req.path}.`, 'invalid_request_error', 'unknown_route')));
   app.onError((error, c) => {
     if (error instanceof ApiError) return errorResponse(c, error);
+    if (error instanceof StoreUnavailableError) {
+      // Fail-closed policy while the shared store is away: a clear, retriable answer.
+      return errorResponse(
+        c,
+        new ApiError(503, 'Rate limiting is temporarily unavailable; please retry shortly.', 'server_error', 'limiter_unavailable', null, {
+          'retry-after': String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))),
+        }),
+      );
+    }
     if (error instanceof HTTPException && error.status < 500) {
       return errorResponse(c, new ApiError(error.status as 400, error.message, 'invalid_request_error'));
     }

@@ -12,7 +12,8 @@ import { createEdgeApp } from './app.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
-const parts = createParts(config, systemClock);
+const parts = await createParts(config, systemClock, log);
+log.info(parts.describe, 'parts');
 
 export const app = createEdgeApp({
   clock: systemClock,

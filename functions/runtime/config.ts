@@ -1,17 +1,31 @@
 /**
  * Process configuration, read from the environment once, at the entry point.
- * lib/ never sees process.env: it gets the parsed values.
+ * lib/ never sees process.env: it gets the parsed values. Names match the
+ * runtime contract the CDK stacks set (infra/README.md).
  */
 import { z } from 'zod';
 
 const Config = z.object({
   SLUICE_STAGE: z.string().default('local'),
   SLUICE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-  /** The policy as JSON (small deployments and tests). */
+  /** Policy source, first one set wins: SSM path, file, inline JSON. */
+  SLUICE_POLICY_SSM_PATH: z.string().startsWith('/').optional(),
+  SLUICE_POLICY_FILE: z.string().optional(),
   SLUICE_POLICY_JSON: z.string().optional(),
+  /** How often the SSM policy is re-read. */
+  SLUICE_POLICY_REFRESH_MS: z.coerce.number().int().positive().default(30_000),
+  /** Shared state, first one set wins: Upstash REST (URL+token, or a Secrets Manager secret holding them), Redis TCP, else in-process. */
+  UPSTASH_REDIS_REST_URL: z.string().url().optional(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+  SLUICE_UPSTASH_SECRET_ID: z.string().optional(),
+  SLUICE_REDIS_URL: z.string().url().optional(),
+  /** When the shared store is slow or down: fail open onto a conservative local limiter, or closed with 503. */
+  SLUICE_STORE_FAILURE_MODE: z.enum(['fail-open', 'fail-closed']).default('fail-open'),
+  SLUICE_STORE_TIMEOUT_MS: z.coerce.number().int().positive().default(250),
   /** Request bodies larger than this are refused with 413. */
   SLUICE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
+  AWS_REGION: z.string().optional(),
 });
 export type Config = z.infer<typeof Config>;
 
