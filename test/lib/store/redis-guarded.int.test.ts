@@ -158,12 +158,16 @@ describe.each(transports)('Redis stopped mid-run, over %s', (_name, make) => {
     ]);
     expect(outcomes.filter((o) => o.error)).toEqual([]);
     expect(outcomes.every((o) => o.allowed)).toBe(true);
-    // Never longer than the timeout plus scheduling noise.
-    expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(200 + 150);
+    // Bounded by the timeout, not by the client's own retries or connect timeouts
+    // (seconds); the margin is for a loaded CI machine's event loop.
+    expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(200 + 500);
     const stats = store.stats();
     expect(stats.degraded).toBeGreaterThan(10);
     expect(stats.healthy).toBe(true);
-    expect(log.lines).toEqual(['warn rate store unusable; degrading', 'info rate store recovered']);
+    // Logged once per transition, ending recovered.
+    expect(log.lines[0]).toBe('warn rate store unusable; degrading');
+    expect(log.lines.at(-1)).toBe('info rate store recovered');
+    log.lines.forEach((line, i) => expect(line.startsWith(i % 2 ? 'info' : 'warn')).toBe(true));
     // Back on Redis: its counter moves again.
     const before = stats.primary;
     await store.admit({ limits: [l] });
@@ -209,7 +213,7 @@ describe('Redis hanging', () => {
     await rawCommand(redis.port, ['CLIENT', 'PAUSE', '800', 'ALL']);
     const t0 = performance.now();
     const during = await Promise.all(Array.from({ length: 6 }, () => store.admit({ limits: [l] })));
-    expect(performance.now() - t0).toBeLessThan(100 + 100);
+    expect(performance.now() - t0).toBeLessThan(100 + 400);
     // 8 × 0.25 = 2 per window on this instance while Redis is unusable.
     expect(during.filter((d) => d.allowed)).toHaveLength(2);
     expect(store.stats().timeouts).toBeGreaterThan(0);
