@@ -123,6 +123,9 @@ export async function admitScript(client: EvalClient, input: AdmitInput, now: nu
 /**
  * KEYS: window keys. ARGV: per key, the window start it was charged in and the delta.
  * A counter that has moved on to a later window is left alone (reconcileWindow).
+ * One call per finished request: its windows share the tenant's hash tag, so
+ * the call stays in one cluster slot; batching several tenants' corrections
+ * into one call would not.
  */
 export const RECONCILE = defineScript(
   'reconcile',
