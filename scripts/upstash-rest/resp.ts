@@ -138,6 +138,7 @@ export class RespConnection {
 
   connect(): Promise<void> {
     if (this.connecting) return this.connecting;
+    if (this.socket) return Promise.resolve();
     this.connecting = new Promise<void>((resolve, reject) => {
       const socket = net.connect({ host: this.target.host, port: this.target.port });
       socket.setNoDelay(true);
