@@ -37,8 +37,8 @@ const PAGE = String.raw`<!doctype html>
   #key-form input { width:170px; padding:3px 6px; border-radius:4px; border:1px solid #3a4458; background:#1f2736; color:#fff; }
   #key-form button { font-size:12px; }
   #alerts { padding:0 20px; }
-  .alert { margin:10px 0 0; padding:8px 12px; border-radius:6px; background:#fdecec; border:1px solid #f3b9b9; color:#8d1f1f; font-size:13px; }
-  .alert b { text-transform:uppercase; font-size:11px; letter-spacing:.5px; margin-right:6px; }
+  .banner { margin:10px 0 0; padding:8px 12px; border-radius:6px; background:#fdecec; border:1px solid #f3b9b9; color:#8d1f1f; font-size:13px; }
+  .banner b { text-transform:uppercase; font-size:11px; letter-spacing:.5px; margin-right:6px; }
   main { display:grid; grid-template-columns: repeat(12, 1fr); gap:14px; padding:14px 20px 24px; }
   .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:12px 14px; min-width:0; }
   .card h2 { font-size:13px; margin:0 0 8px; text-transform:uppercase; letter-spacing:.6px; color:var(--muted); font-weight:600; }
@@ -87,7 +87,7 @@ const PAGE = String.raw`<!doctype html>
   <section class="card w5"><h2>Top accounts</h2>
     <table id="accounts"><thead><tr><th>account</th><th>tenant</th><th>tier</th><th>req/s</th><th>admitted</th><th>refused</th></tr></thead><tbody></tbody></table>
   </section>
-  <section class="card w8"><h2>Absorbed vs refused per tier (per second, last 5 min)</h2>
+  <section class="card w8"><h2>Absorbed vs refused per tier (per second, last <span id="history-span">5 min</span>)</h2>
     <div class="legend"><span><i style="background:var(--ok)"></i>absorbed (held, then served)</span><span><i style="background:var(--bad)"></i>refused (429)</span><span><i style="background:var(--blue)"></i>completed</span></div>
     <div id="history"></div>
   </section>
@@ -167,12 +167,21 @@ const PAGE = String.raw`<!doctype html>
   function renderHistory(s) {
     var W = 600, H = 90, out = '';
     var tiers = Object.keys(s.history.tiers);
+    // From the first activity (at least the last minute) up to five minutes back.
+    var n = 0, first = -1;
     tiers.forEach(function (tier) {
-      var h = s.history.tiers[tier];
+      var h = s.history.tiers[tier]; n = h.admitted.length;
+      ['admitted', 'refused', 'completed', 'absorbed', 'expired', 'failed'].forEach(function (k) { var i = h[k].findIndex(function (v) { return v > 0; }); if (i >= 0 && (first < 0 || i < first)) first = i; });
+    });
+    var from = Math.max(0, Math.min(first < 0 ? n : first - 5, n - 60));
+    document.getElementById('history-span').textContent = dur((n - from) * s.history.stepMs);
+    tiers.forEach(function (tier) {
+      var all = s.history.tiers[tier], h = {};
+      Object.keys(all).forEach(function (k) { h[k] = all[k].slice(from); });
       var max = 1;
       ['absorbed', 'refused', 'completed'].forEach(function (k) { h[k].forEach(function (v) { if (v > max) max = v; }); });
       var absorbed = sum(h.absorbed), refused = sum(h.refused), completed = sum(h.completed);
-      var ratio = absorbed + refused > 0 ? Math.round(100 * absorbed / (absorbed + refused)) + '% of the held-or-refused absorbed' : '';
+      var ratio = absorbed + refused > 0 ? Math.round(100 * absorbed / (absorbed + refused)) + '% absorbed rather than refused' : '';
       out += '<div class="tier" data-tier="' + esc(tier) + '"><div class="tier-head"><b>' + esc(tier) + '</b><span>absorbed ' + fmt(absorbed) + ' &middot; refused ' + fmt(refused) + ' &middot; completed ' + fmt(completed) + (ratio ? ' &middot; ' + ratio : '') + ' &middot; peak ' + max + '/s</span></div>' +
         '<svg viewBox="0 0 ' + W + ' ' + H + '" preserveAspectRatio="none" style="height:' + H + 'px;background:#fafbfc;border:1px solid var(--line);border-radius:4px">' +
         '<path d="' + path(h.refused, max, W, H, true) + '" fill="rgba(214,69,69,.28)" stroke="#d64545" stroke-width="1.2"/>' +
@@ -215,13 +224,13 @@ const PAGE = String.raw`<!doctype html>
   function renderLog(s) {
     var items = [];
     s.alerts.forEach(function (a) { items.push({ at: a.at, kind: 'alert', text: a.alert + ': ' + a.message + (a.repeats ? ' (+' + a.repeats + ' more)' : '') }); });
-    s.warnings.forEach(function (w) { items.push({ at: w.at, kind: 'warning', text: w.account + ' (' + w.tenant + ', ' + w.tier + ', ' + w.model + '): ' + w.message }); });
+    s.warnings.forEach(function (w) { items.push({ at: w.at, kind: 'warning', text: w.account + ' (' + w.tenant + ', ' + w.tier + ', ' + w.model + '): ' + w.message + (w.count > 1 ? ' (' + w.count + ' warnings)' : '') }); });
     items.sort(function (a, b) { return b.at - a.at; });
     document.getElementById('warnings').innerHTML = items.slice(0, 40).map(function (i) {
       return '<li><time>' + time(i.at) + '</time><span class="k ' + i.kind + '">' + i.kind + '</span>' + esc(i.text) + '</li>';
     }).join('') || '<li class="empty">nothing to report</li>';
     document.getElementById('alerts').innerHTML = s.activeAlerts.map(function (a) {
-      return '<div class="alert" data-alert="' + esc(a.alert) + '"><b>' + esc(a.alert) + '</b>' + esc(a.message) + '</div>';
+      return '<div class="banner" data-alert="' + esc(a.alert) + '"><b>' + esc(a.alert) + '</b>' + esc(a.message) + '</div>';
     }).join('');
   }
 

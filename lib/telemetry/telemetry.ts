@@ -118,6 +118,8 @@ export interface WarningRecord {
   readonly account: string;
   readonly model: string;
   readonly message: string;
+  /** Warnings of this account and model folded into this one (the latest is kept). */
+  readonly count: number;
 }
 
 export interface LiveState {
@@ -312,7 +314,11 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       if (e.warning) {
         count('warned', labels);
         offered(e, 'warned');
-        warnings.unshift({ at: clock.now(), tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, message: e.warning });
+        // One line per account and model: the latest warning, with how many came.
+        const i = warnings.findIndex((w) => w.account === e.account && w.model === e.model);
+        const folded = i >= 0 ? warnings[i]!.count + 1 : 1;
+        if (i >= 0) warnings.splice(i, 1);
+        warnings.unshift({ at: clock.now(), tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, message: e.warning, count: folded });
         if (warnings.length > 50) warnings.length = 50;
         if (priorityTiers(policy).includes(e.tier)) {
           alerts.raise('realtime-near-limit', `${e.tier}|${e.account}|${e.model}`, { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, warning: e.warning }, `${e.account} (${e.tenant}, ${e.tier}) ${e.warning}`);
@@ -580,12 +586,28 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     };
   }
 
+  // Telemetry must never fail a request: a listener error is logged (once a minute) and dropped.
+  let lastListenerError = Number.NEGATIVE_INFINITY;
+  function guarded<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void {
+    return (...args: A) => {
+      try {
+        fn(...args);
+      } catch (error) {
+        const now = clock.now();
+        if (now - lastListenerError >= 60_000) {
+          lastListenerError = now;
+          log.error({ event: 'telemetry-error', err: error instanceof Error ? error.message : String(error) }, 'telemetry listener failed; event dropped');
+        }
+      }
+    };
+  }
+
   return {
-    onAdmission,
-    onDispatch,
-    onQueueDeadLetter,
-    recordSpill,
-    recordPaceChange,
+    onAdmission: guarded(onAdmission),
+    onDispatch: guarded(onDispatch),
+    onQueueDeadLetter: guarded(onQueueDeadLetter),
+    recordSpill: guarded(recordSpill),
+    recordPaceChange: guarded(recordPaceChange),
     gauges,
     live,
     alerts,

@@ -179,7 +179,11 @@ describe('telemetry core: alerts', () => {
     expect(alerts[0]).toMatchObject({ level: 'warn', obj: { alert: 'realtime-near-limit', tier: 'realtime', tenant: 't0', account: 'a-t0' } });
     expect(sink.total('alerts', { alert: 'realtime-near-limit', tier: 'realtime' })).toBe(1);
     expect(telemetry.live().activeAlerts.map((a) => a.alert)).toEqual(['realtime-near-limit']);
-    expect(telemetry.live().warnings).toHaveLength(6);
+    // Warnings fold per account and model, latest first.
+    expect(telemetry.live().warnings.map((w) => [w.account, w.count])).toEqual([
+      ['b-t1', 1],
+      ['a-t0', 5],
+    ]);
     await clock.advance(30_000);
     telemetry.onAdmission(refused('t0', 'account-model:requests'));
     const again = log.lines.filter((l) => l.obj.event === 'alert');
@@ -218,5 +222,23 @@ describe('telemetry core: alerts', () => {
     telemetry.onQueueDeadLetter({ message: { messageId: 'y', liteTopic: 'garbage', body: 'not json', attempt: 5 }, reason: 'handler failed' });
     expect(sink.total('dead_lettered', { kind: 'queue' })).toBe(2);
     expect(sink.total('dead_lettered', { kind: 'queue', tenant: 't0' })).toBe(1);
+  });
+});
+
+describe('telemetry core: robustness', () => {
+  it('never throws into the edge or the dispatcher: a failing sink is logged and the event dropped', () => {
+    const { telemetry, log } = setup({
+      sinks: [
+        {
+          count() {
+            throw new Error('sink down');
+          },
+          observe() {},
+        },
+      ],
+    });
+    expect(() => telemetry.onAdmission(admitted(envelope('t0')))).not.toThrow();
+    expect(() => telemetry.onDispatch({ type: 'started', envelope: envelope('t0'), queueWaitMs: 1 })).not.toThrow();
+    expect(log.lines.filter((l) => l.obj.event === 'telemetry-error')).toHaveLength(1);
   });
 });
