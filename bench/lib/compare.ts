@@ -44,22 +44,7 @@ export async function compare(world: World, policy: Policy = worldPolicy(world))
   const baseline = await runBaseline(world, policy);
   const tiers = [...new Set(Object.values(world.accounts).map((a) => a.tier))].sort(tierOrder(policy));
   const endMs = Math.max(sluice.endMs, baseline.endMs, world.trace.at(-1)?.t ?? 0);
-  const report = (run: SystemRun): SystemReport => {
-    const total = run.recorder.total();
-    return {
-      total,
-      tiers: run.recorder.figures(tiers),
-      refusalsByReason: run.recorder.refusalsByReason(),
-      refusedRatio: total.sent ? Math.round((total.refused / total.sent) * 1e5) / 1e5 : 0,
-      gpu: run.gpu,
-      endMs: run.endMs,
-      unanswered: run.unanswered,
-      accounts: run.recorder.accounts(),
-      ...(run.dispatch ? { dispatch: run.dispatch } : {}),
-      ...(run.queue ? { queue: run.queue } : {}),
-      series: run.recorder.series(tiers, run.recorder.start + endMs, world.gpu.slots),
-    };
-  };
+  const report = (run: SystemRun) => systemReport(run, tiers, endMs, world.gpu.slots);
   return {
     world: {
       name: world.name,
@@ -73,6 +58,24 @@ export async function compare(world: World, policy: Policy = worldPolicy(world))
     sluice: report(sluice),
     baseline: report(baseline),
     runs: { sluice, baseline },
+  };
+}
+
+/** The figures of one run; `endMs` is where its series stop (the same for both systems of a comparison). */
+export function systemReport(run: SystemRun, tiers: readonly string[], endMs: number, slots: number): SystemReport {
+  const total = run.recorder.total();
+  return {
+    total,
+    tiers: run.recorder.figures(tiers),
+    refusalsByReason: run.recorder.refusalsByReason(),
+    refusedRatio: total.sent ? Math.round((total.refused / total.sent) * 1e5) / 1e5 : 0,
+    gpu: run.gpu,
+    endMs: run.endMs,
+    unanswered: run.unanswered,
+    accounts: run.recorder.accounts(),
+    ...(run.dispatch ? { dispatch: run.dispatch } : {}),
+    ...(run.queue ? { queue: run.queue } : {}),
+    series: run.recorder.series(tiers, run.recorder.start + endMs, slots),
   };
 }
 

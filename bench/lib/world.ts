@@ -29,6 +29,8 @@ export interface World {
   readonly tenants?: PolicyInput['tenants'];
   readonly tiers?: PolicyInput['tiers'];
   readonly defaults?: PolicyInput['defaults'];
+  /** Booked bursts (lib/policy reservations), times in ms from the start of the run. */
+  readonly reservations?: readonly { readonly id: string; readonly tenant: string; readonly fromMs: number; readonly toMs: number; readonly extra: { readonly rpm?: number; readonly tpm?: number; readonly reservoir?: number } }[];
   readonly modelLimits?: NonNullable<PolicyInput['models'][string]['limits']>;
   /** The simulated GPU pool: Sluice's capacity gate gets the same slot count. */
   readonly gpu: GpuOptions & { readonly slots: number };
@@ -62,6 +64,14 @@ export function worldPolicy(world: World): Policy {
       },
     },
     tenants,
+    reservations: (world.reservations ?? []).map((r) => ({
+      id: r.id,
+      tenant: r.tenant,
+      model: LAB_MODEL,
+      startsAt: LAB_EPOCH + r.fromMs,
+      endsAt: LAB_EPOCH + r.toMs,
+      extra: { rpm: r.extra.rpm ?? 0, tpm: r.extra.tpm ?? 0, reservoir: r.extra.reservoir ?? 0 },
+    })),
     accounts: Object.fromEntries(
       Object.entries(world.accounts).map(([id, a]) => [
         id,

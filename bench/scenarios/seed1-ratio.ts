@@ -89,6 +89,8 @@ export const seed1Ratio: Scenario = {
     const c = await compare(world);
     const b = c.baseline;
     const s = c.sluice;
+    // Quota refusals are the same rule in both systems; the rest refused requests within quota.
+    const quota = (r: typeof b) => Object.entries(r.refusalsByReason).filter(([k]) => k.startsWith('limit:')).reduce((n, [, v]) => n + v, 0);
     const gpuOverload = (r: typeof b) => r.gpu.refused429 + r.gpu.refused503 + r.gpu.queuedAtGpu;
     const headline = {
       requests: c.world.requests,
@@ -98,6 +100,11 @@ export const seed1Ratio: Scenario = {
       sluiceRefusedRatio: s.refusedRatio,
       /** How many times fewer refusals Sluice gives; null when it refused nothing. */
       refusalReduction: s.total.refused > 0 ? Math.round((b.total.refused / s.total.refused) * 10) / 10 : null,
+      baselineQuotaRefusals: quota(b),
+      sluiceQuotaRefusals: quota(s),
+      /** Requests within quota refused anyway (GPU 429/503, expired in queue). */
+      baselineWithinQuotaRefusals: b.total.refused - quota(b),
+      sluiceWithinQuotaRefusals: s.total.refused - quota(s),
       baselineGpuOverload: gpuOverload(b),
       sluiceGpuOverload: gpuOverload(s),
       sluiceWaitP50Ms: s.total.waitMs.p50,
