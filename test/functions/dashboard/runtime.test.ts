@@ -1,0 +1,43 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createEmfTelemetry, createPrometheusTelemetry, startMetricsServer } from '../../../functions/dashboard/runtime.js';
+import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
+import { admitted, captureLogger, envelope, policyWith } from '../../lib/telemetry/helpers.js';
+
+describe('telemetry for deployed processes', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('a dispatcher serves Prometheus on its own port', async () => {
+    const policy = policyWith(1);
+    const { telemetry, prometheus } = createPrometheusTelemetry({ clock: new VirtualClock(0), log: captureLogger(), policy: () => policy });
+    const server = await startMetricsServer({ prometheus, port: 0 });
+    try {
+      const e = envelope('t0');
+      telemetry.onDispatch({ type: 'started', envelope: e, queueWaitMs: 70 });
+      telemetry.onDispatch({ type: 'completed', envelope: e, status: 200, totalMs: 90 });
+      const res = await fetch(`${server.url}/metrics`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('sluice_absorbed_total{tier="realtime",tenant="t0",model="m"} 1');
+      expect(text).toContain('sluice_queue_wait_seconds_count{tier="realtime",tenant="t0",model="m"} 1');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the Lambda edge writes EMF to stdout on flush', () => {
+    const policy = policyWith(1);
+    const clock = new VirtualClock(1_700_000_000_000);
+    const { telemetry, flush } = createEmfTelemetry({ clock, log: captureLogger(), policy: () => policy, serviceName: 'sluice-edge', gauges: false });
+    telemetry.onAdmission(admitted(envelope('t0')));
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    expect(flush()).toBe(1);
+    vi.restoreAllMocks();
+    const doc = JSON.parse(lines.join(''));
+    expect(doc).toMatchObject({ service: 'sluice-edge', tier: 'realtime', tenant: 't0', model: 'm', admitted: 1 });
+    expect(doc._aws.CloudWatchMetrics[0].Namespace).toBe('Sluice');
+  });
+});
