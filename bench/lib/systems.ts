@@ -21,6 +21,7 @@ import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import { createEmbeddedResults } from '../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../lib/store/embedded.js';
 import { silentLogger } from '../../lib/telemetry/log.js';
+import { createTelemetry } from '../../lib/telemetry/telemetry.js';
 import { createInProcessUpstream } from '../../lib/upstream/in-process.js';
 import { createEdgeApp } from '../../functions/edge/app.js';
 import type { AdmissionEvent } from '../../functions/edge/deps.js';
@@ -58,6 +59,8 @@ export interface SystemRun {
   readonly dispatch?: Readonly<Record<string, number>>;
   /** Sluice only: LiteTopics the engine held at the end, and messages dead-lettered. */
   readonly queue?: { readonly liteTopics: number; readonly deadLettered: number; readonly delivered: number };
+  /** Sluice with `world.dashboard`: each second (ms from the start), the account on top of the dashboard's burst view. */
+  readonly topAccounts?: readonly { readonly t: number; readonly account: string | null }[];
 }
 
 interface Outcome {
@@ -193,9 +196,31 @@ export async function runSluice(world: World, policy: Policy = worldPolicy(world
     if (event.type === 'failed') final(event.envelope.id, { status: 502, reason: 'upstream-failed' });
     if (event.type === 'expired') final(event.envelope.id, { status: 504, reason: 'expired' });
   };
-  const handler = createDispatcher({ clock, store, results, upstream, policy: () => policy, log: silentLogger, newId: () => `lease-${++leases}`, onEvent });
+  const telemetry = world.dashboard ? createTelemetry({ clock, log: silentLogger, policy: () => policy, depth: (t) => queue.depth(t) }) : undefined;
+  const topAccounts: { t: number; account: string | null }[] = [];
+  let watching = Boolean(telemetry);
+  const watch = () => {
+    if (!telemetry || !watching) return;
+    topAccounts.push({ t: clock.now() - LAB_EPOCH, account: telemetry.live(1).accounts[0]?.account ?? null });
+    clock.setTimer(1_000, watch);
+  };
+  clock.setTimer(1_000, watch);
+  const handler = createDispatcher({
+    clock,
+    store,
+    results,
+    upstream,
+    policy: () => policy,
+    log: silentLogger,
+    newId: () => `lease-${++leases}`,
+    onEvent: (e) => {
+      onEvent(e);
+      telemetry?.onDispatch(e);
+    },
+  });
   const subscription = queue.subscribe(handler, { concurrency: world.workers ?? 64 });
   const onAdmission = (event: AdmissionEvent) => {
+    telemetry?.onAdmission(event);
     const rec = byId.get(event.id);
     if (rec && event.outcome === 'admitted') rec.admittedAt = clock.now();
   };
@@ -249,6 +274,7 @@ export async function runSluice(world: World, policy: Policy = worldPolicy(world
   };
 
   const { endMs, unanswered } = await replay(world, clock, recorder, send, () => busySlotMs(gpu.stats()));
+  watching = false;
   const qs = queue.stats();
   await subscription.close();
   await queue.close();
@@ -262,6 +288,7 @@ export async function runSluice(world: World, policy: Policy = worldPolicy(world
     unanswered,
     dispatch: Object.fromEntries(Object.entries(dispatch).sort()),
     queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered },
+    ...(telemetry ? { topAccounts } : {}),
   };
 }
 

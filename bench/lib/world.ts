@@ -40,6 +40,8 @@ export interface World {
   readonly workers?: number;
   /** Messages of one LiteTopic in flight at once (the broker's concurrent pop); default: the GPU slots, so one LiteTopic can fill the pool. */
   readonly inFlightPerTopic?: number;
+  /** Feed Sluice's telemetry (lib/telemetry) and record, each second, the account its dashboard shows on top. */
+  readonly dashboard?: boolean;
   /** Length of the chart's time buckets. */
   readonly bucketMs?: number;
   /** How long after the last arrival the run keeps going so waiting requests finish. */

@@ -10,6 +10,9 @@ describe('retry-loop (small: 150 s, loop 1/s from 30 s to 120 s, 8 GPU slots)', 
     expect(h.sluiceTimeToTopBursterMs).not.toBeNull();
     expect(h.sluiceTimeToTopBursterMs as number).toBeLessThanOrEqual(30_000);
     expect(h.baselineTimeToTopBursterMs as number).toBeLessThanOrEqual(30_000);
+    // Sluice's own dashboard view (lib/telemetry) names it within the seed's 30 s.
+    expect(h.sluiceDashboardTopBursterMs).not.toBeNull();
+    expect(h.sluiceDashboardTopBursterMs as number).toBeLessThanOrEqual(30_000);
     // The hard limiter answers the loop with 429s and the loop multiplies its attempts;
     // Sluice degrades the account instead (slower, not refused), so it sends far fewer.
     expect(h.sluiceLoopAttempts as number).toBeLessThan(h.baselineLoopAttempts as number);
