@@ -14,6 +14,7 @@ export const COUNTERS = {
   admitted: { help: 'Requests admitted at the edge.', labels: ['tier', 'tenant', 'model'] },
   refused: { help: 'Requests refused at the edge, by reason (x-sluice-reason).', labels: ['tier', 'tenant', 'model', 'reason'] },
   warned: { help: 'Requests admitted with a near-limit warning (x-sluice-warning).', labels: ['tier', 'tenant', 'model'] },
+  degraded: { help: 'Degrade-tier requests admitted past their soft quota, to be paced slower.', labels: ['tier', 'tenant', 'model'] },
   spilled: { help: 'Envelopes sent to the spillover queue because the broker refused them.', labels: ['tier', 'tenant', 'model'] },
   suspended: { help: 'Deliveries suspended by the dispatcher, by cause (pace or capacity).', labels: ['tier', 'tenant', 'model', 'cause'] },
   dispatched: { help: 'Deliveries that got a GPU slot and were sent upstream.', labels: ['tier', 'tenant', 'model'] },

@@ -35,6 +35,8 @@ export interface AdmissionInfo {
   readonly model: string;
   readonly reason?: string;
   readonly warning?: string;
+  /** For degrade-tier admissions past the soft quota: how they are slowed (counted when the edge reports it). */
+  readonly degraded?: string;
   readonly id: string;
 }
 
@@ -65,6 +67,8 @@ interface TopicInfo {
   /** Admitted minus finished, counted from events (used when no depth source). */
   pending: number;
   lastSeen: number;
+  /** The account last seen sending to it: its pace is the LiteTopic's. */
+  account?: string;
 }
 
 interface InFlight {
@@ -311,6 +315,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       const lt = liteTopicName(e.tier, e.tenant, e.model);
       const t = topic(lt, e);
       t.pending++;
+      t.account = e.account;
+      if (e.degraded) count('degraded', labels);
       if (e.warning) {
         count('warned', labels);
         offered(e, 'warned');
@@ -351,7 +357,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     }
     const envelope = event.envelope;
     const labels = labelsOf(envelope);
-    topic(envelope.liteTopic, envelope);
+    topic(envelope.liteTopic, envelope).account = envelope.account;
     switch (event.type) {
       case 'suspended':
         count('suspended', { ...labels, cause: event.cause });
@@ -565,8 +571,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     }
 
     for (const [name, t] of topics) {
-      const account = Object.entries(policy.accounts).find(([, a]) => a.tenant === t.tenant && a.tier === t.tier)?.[0];
-      if (depthOf(name, t) > 0) checkExpectedWait(policy, name, t, account);
+      if (t.account && depthOf(name, t) > 0) checkExpectedWait(policy, name, t, t.account);
     }
 
     return {

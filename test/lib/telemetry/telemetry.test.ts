@@ -24,6 +24,8 @@ describe('telemetry core: counters', () => {
     expect(sink.total('warned', { tenant: 't0' })).toBe(1);
     expect(sink.total('refused', { tenant: 't1', reason: 'tenant:tokens', tier: 'realtime' })).toBe(1);
     expect(sink.total('refused', { tenant: 't1', reason: 'reservoir', tier: 'batch' })).toBe(1);
+    telemetry.onAdmission({ ...admitted(envelope('t2', 'batch')), degraded: 'over the soft requests quota (80 per minute): paced at 1/2' });
+    expect(sink.total('degraded', { tenant: 't2', tier: 'batch' })).toBe(1);
   });
 
   it('follows a request through the dispatcher: suspended, dispatched, completed, absorbed only when it was held', () => {
