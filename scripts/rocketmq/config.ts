@@ -1,0 +1,82 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface RocketMQPorts {
+  readonly namesrv: number;
+  /** Broker listen port; the broker also takes this-2 (fast remoting) and this+1 (HA). */
+  readonly broker: number;
+  readonly proxyGrpc: number;
+  readonly proxyRemoting: number;
+}
+
+export interface HomeFiles {
+  readonly home: string;
+  readonly namesrvConf: string;
+  readonly brokerConf: string;
+  readonly proxyConf: string;
+}
+
+export const CLUSTER = 'DefaultCluster';
+
+/**
+ * Writes the three server configs into `home`. Keys are checked against the 5.5.0
+ * sources (NettyServerConfig, BrokerConfig, MessageStoreConfig, ProxyConfig).
+ */
+export function writeHome(home: string, ports: RocketMQPorts): HomeFiles {
+  mkdirSync(join(home, 'conf'), { recursive: true });
+  const namesrvConf = join(home, 'conf', 'namesrv.conf');
+  writeFileSync(namesrvConf, props({ listenPort: ports.namesrv, bindAddress: '127.0.0.1' }));
+
+  const brokerConf = join(home, 'conf', 'broker.conf');
+  writeFileSync(
+    brokerConf,
+    props({
+      brokerClusterName: CLUSTER,
+      brokerName: 'broker-a',
+      brokerId: 0,
+      brokerRole: 'ASYNC_MASTER',
+      flushDiskType: 'ASYNC_FLUSH',
+      brokerIP1: '127.0.0.1',
+      listenPort: ports.broker,
+      bindAddress: '127.0.0.1',
+      namesrvAddr: `127.0.0.1:${ports.namesrv}`,
+      storePathRootDir: join(home, 'store'),
+      storePathCommitLog: join(home, 'store', 'commitlog'),
+      // LiteTopics are LMQ queues written through multi-dispatch; both are off by default.
+      enableLmq: true,
+      enableMultiDispatch: true,
+      // Sparse files, but each LiteTopic maps its own consume-queue file: keep the
+      // per-file size small so thousands of LiteTopics fit in address space and disk.
+      mappedFileSizeCommitLog: 256 * 1024 * 1024,
+      mappedFileSizeConsumeQueue: 30_000 * 20,
+      // A test box shares its disk with everything else; the 75% default would make
+      // the broker refuse writes on a busy CI runner.
+      diskMaxUsedSpaceRatio: 95,
+    }),
+  );
+
+  const proxyConf = join(home, 'conf', 'rmq-proxy.json');
+  writeFileSync(
+    proxyConf,
+    JSON.stringify(
+      {
+        rocketMQClusterName: CLUSTER,
+        proxyMode: 'cluster',
+        namesrvAddr: `127.0.0.1:${ports.namesrv}`,
+        grpcServerPort: ports.proxyGrpc,
+        remotingListenPort: ports.proxyRemoting,
+        // The 30 s default only matters for in-flight long polls; tests stop often.
+        grpcShutdownTimeSeconds: 2,
+      },
+      null,
+      2,
+    ),
+  );
+  return { home, namesrvConf, brokerConf, proxyConf };
+}
+
+function props(values: Record<string, string | number | boolean>): string {
+  return Object.entries(values)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n') + '\n';
+}

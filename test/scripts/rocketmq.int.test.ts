@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ConsumeResult,
+  ConsumeResultSuspend,
+  LitePushConsumerBuilder,
+  Producer,
+  type LitePushConsumer,
+  type MessageView,
+} from 'rocketmq-client-nodejs';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { controlClient } from '../../scripts/rocketmq/control.ts';
+
+// Smoke test of the local RocketMQ started by test/setup/rocketmq.setup.ts: the
+// LiteTopic features Sluice depends on, straight through rocketmq-client-nodejs.
+const mq = inject('rocketmq');
+const control = controlClient(mq.controlUrl);
+const closers: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+/** A fresh parent topic and wildcard group, so tests never see each other's messages. */
+async function freshTopicAndGroup(maxAttempts = 3): Promise<{ topic: string; group: string }> {
+  const id = randomUUID().slice(0, 8);
+  const topic = `smoke-${id}`;
+  const group = `smoke-g-${id}`;
+  await control.createLiteTopic(topic);
+  await control.createWildcardGroup(group, topic, { maxAttempts, orderly: true });
+  return { topic, group };
+}
+
+async function producer(topic: string): Promise<Producer> {
+  const p = new Producer({ endpoints: mq.endpoints, namespace: '', topic, maxAttempts: 3 });
+  await p.startup();
+  closers.push(() => p.shutdown());
+  return p;
+}
+
+async function consumer(topic: string, group: string, consume: (m: MessageView) => Promise<ConsumeResult>): Promise<LitePushConsumer> {
+  const c = await new LitePushConsumerBuilder()
+    .setClientConfiguration({ endpoints: mq.endpoints, namespace: '' })
+    .setConsumerGroup(group)
+    .bindTopic(topic)
+    .setMessageListener({ consume })
+    .build();
+  closers.push(() => c.close());
+  return c;
+}
+
+function send(p: Producer, topic: string, liteTopic: string, body: string) {
+  return p.send({ topic, liteTopic, body: Buffer.from(body) });
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe(`RocketMQ ${mq.version} LiteTopics`, () => {
+  it('delivers a message sent to a LiteTopic to the wildcard LitePushConsumer', async () => {
+    const { topic, group } = await freshTopicAndGroup();
+    const p = await producer(topic);
+    // The LiteTopic exists before the consumer starts.
+    await send(p, topic, 'lt-before', 'hello');
+    const got: Array<{ liteTopic?: string; body: string }> = [];
+    await consumer(topic, group, async (m) => {
+      got.push({ liteTopic: m.liteTopic, body: m.body.toString() });
+      return ConsumeResult.SUCCESS;
+    });
+    await until('the message', () => got.length >= 1);
+    expect(got).toEqual([{ liteTopic: 'lt-before', body: 'hello' }]);
+  });
+
+  it('consumes a LiteTopic first created after the consumer started (apache/rocketmq#11163)', async () => {
+    const { topic, group } = await freshTopicAndGroup();
+    const p = await producer(topic);
+    const got = new Map<string, string[]>();
+    await consumer(topic, group, async (m) => {
+      const list = got.get(m.liteTopic ?? '') ?? [];
+      list.push(m.body.toString());
+      got.set(m.liteTopic ?? '', list);
+      return ConsumeResult.SUCCESS;
+    });
+    // Let the consumer settle into its long poll before the new LiteTopics appear.
+    await new Promise((r) => setTimeout(r, 3000));
+    const fresh = ['lt-new-a', 'lt-new-b', 'lt-new-c'];
+    for (const lt of fresh) for (let i = 0; i < 3; i++) await send(p, topic, lt, `${lt}-${i}`);
+    await until('every new LiteTopic', () => fresh.every((lt) => (got.get(lt)?.length ?? 0) >= 3));
+    for (const lt of fresh) expect(got.get(lt)).toEqual([0, 1, 2].map((i) => `${lt}-${i}`));
+  });
+
+  it('Suspend holds back only the suspended LiteTopic and redelivers the same message later', async () => {
+    const { topic, group } = await freshTopicAndGroup();
+    const p = await producer(topic);
+    const events: Array<{ lt: string; body: string; at: number; attempt: number }> = [];
+    let suspended = false;
+    await consumer(topic, group, async (m) => {
+      const lt = m.liteTopic ?? '';
+      events.push({ lt, body: m.body.toString(), at: Date.now(), attempt: m.deliveryAttempt ?? 0 });
+      if (lt === 'paused' && !suspended) {
+        suspended = true;
+        return ConsumeResultSuspend.of(1500);
+      }
+      return ConsumeResult.SUCCESS;
+    });
+    await send(p, topic, 'paused', 'p0');
+    await send(p, topic, 'paused', 'p1');
+    await until('the first delivery of p0', () => suspended);
+    const suspendedAt = Date.now();
+    await send(p, topic, 'healthy', 'h0');
+    await until('p0 again and p1', () => events.filter((e) => e.lt === 'paused').length >= 3, 30_000);
+
+    const healthy = events.find((e) => e.body === 'h0');
+    const paused = events.filter((e) => e.lt === 'paused');
+    expect(healthy, 'the healthy LiteTopic is served while the other is suspended').toBeDefined();
+    expect(healthy!.at - suspendedAt).toBeLessThan(1500);
+    expect(paused.map((e) => e.body)).toEqual(['p0', 'p0', 'p1']);
+    expect(paused[1]!.at - paused[0]!.at).toBeGreaterThanOrEqual(1400);
+  });
+
+  it('repeated Suspend does not use up attempts', async () => {
+    const { topic, group } = await freshTopicAndGroup(3);
+    const p = await producer(topic);
+    const attempts: number[] = [];
+    let done = false;
+    await consumer(topic, group, async (m) => {
+      attempts.push(m.deliveryAttempt ?? 0);
+      if (attempts.length <= 6) return ConsumeResultSuspend.of(100);
+      done = true;
+      return ConsumeResult.SUCCESS;
+    });
+    await send(p, topic, 'often-paused', 'x');
+    await until('the seventh delivery', () => done, 30_000);
+    // Observed on 5.5.0: the broker reports deliveryAttempt 2 after the first Suspend
+    // and keeps it there (with a group allowing 1 attempt the message never came back).
+    // So the count is no measure of failures: the adapter counts failures itself and
+    // gives the group room (lib/queue/rocketmq).
+    expect(attempts).toEqual([1, 2, 2, 2, 2, 2, 2]);
+  });
+});
