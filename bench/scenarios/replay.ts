@@ -8,12 +8,16 @@
  *   --rpm N           requests per minute per tenant, for both systems (default: policy default)
  *   --account-rpm N   requests per minute per account (Sluice; default: policy default)
  *   --token-ms N      decode time per token on an idle GPU (default 10)
+ *   --policy FILE     a JSON file with any of `tiers`, `defaults`, `tenants` (lib/policy schema)
+ *                     replacing the defaults, to try other limits on the same traffic
  *
  * Every model of the trace is served by the one simulated pool; accounts keep the
  * first tier the trace gives them (default realtime) and their tenant (default:
  * the account itself).
  */
+import { readFileSync } from 'node:fs';
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
+import type { PolicyInput } from '../../lib/policy/schema.js';
 import { compare } from '../lib/compare.js';
 import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
 import { LAB_MODEL, type AccountSpec, type World } from '../lib/world.js';
@@ -27,9 +31,26 @@ function intFlag(flags: ScenarioContext['flags'], name: string): number | undefi
   return n;
 }
 
+interface PolicyOverlay {
+  readonly tiers?: PolicyInput['tiers'];
+  readonly defaults?: PolicyInput['defaults'];
+  readonly tenants?: PolicyInput['tenants'];
+}
+
+function readOverlay(path: string | undefined): PolicyOverlay {
+  if (path === undefined) return {};
+  const json = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error(`--policy ${path}: expected a JSON object`);
+  const extra = Object.keys(json).filter((k) => !['tiers', 'defaults', 'tenants'].includes(k));
+  if (extra.length) throw new Error(`--policy ${path}: only tiers, defaults and tenants can be set here, not ${extra.join(', ')}`);
+  return json as PolicyOverlay;
+}
+
 export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): World {
   if (!ctx.trace) throw new Error('replay needs --trace <file.jsonl>');
-  const tiers = new Set(Object.keys(defaultTiers));
+  const overlay = readOverlay(ctx.flags.policy);
+  const tierSpecs = overlay.tiers ?? defaultTiers;
+  const tiers = new Set(Object.keys(tierSpecs));
   const accounts: Record<string, AccountSpec> = {};
   for (const e of ctx.trace) {
     const tier = e.tier ?? 'realtime';
@@ -38,12 +59,14 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
   }
   const rpm = intFlag(ctx.flags, 'rpm');
   const slots = intFlag(ctx.flags, 'gpu-slots') ?? 8;
+  const limits = overlay.defaults ?? defaultLimits;
   return {
     name: 'replay',
     trace: ctx.trace.map((e) => ({ ...e, model: LAB_MODEL })),
     accounts,
-    tiers: defaultTiers,
-    defaults: rpm ? { ...defaultLimits, tenant: { ...defaultLimits.tenant, rpm }, tenantModel: { ...defaultLimits.tenantModel, rpm } } : defaultLimits,
+    tiers: tierSpecs,
+    ...(overlay.tenants ? { tenants: overlay.tenants } : {}),
+    defaults: rpm ? { ...limits, tenant: { ...limits.tenant, rpm }, tenantModel: { ...limits.tenantModel, rpm } } : limits,
     gpu: { slots, baseTokenMs: intFlag(ctx.flags, 'token-ms') ?? 10, queueLimit: slots, maxQueueWaitMs: 5_000 },
     bucketMs: 5_000,
   };

@@ -98,6 +98,24 @@ describe('command line', () => {
   });
 });
 
+describe('replay with a policy file', () => {
+  it('applies tiers/defaults/tenants from --policy and refuses other keys', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-lab-'));
+    writeFileSync(join(dir, 't.jsonl'), toJsonl([
+      { t: 0, account: 'a', model: 'x', tokens: 16, tenant: 'acme' },
+      { t: 10, account: 'b', model: 'x', tokens: 16, tenant: 'other' },
+      { t: 20, account: 'a', model: 'x', tokens: 16, tenant: 'acme' },
+    ]));
+    writeFileSync(join(dir, 'p.json'), JSON.stringify({ tenants: { acme: { paused: true } } }));
+    const options = { scenario: 'replay', engine: 'embedded' as const, out: dir, size: 'full' as const, seed: 1, tracePath: join(dir, 't.jsonl') };
+    const out = await runScenario({ ...options, flags: { policy: join(dir, 'p.json') } }, () => {});
+    expect(out.comparison!.sluice.refusalsByReason).toEqual({ 'limit:tenant-paused': 2 });
+    expect(out.comparison!.sluice.total.ok).toBe(1);
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ accounts: {} }));
+    await expect(runScenario({ ...options, flags: { policy: join(dir, 'bad.json') } }, () => {})).rejects.toThrow(/only tiers, defaults and tenants/);
+  });
+});
+
 describe('determinism', () => {
   it('seed1-ratio: the same seed gives byte-identical JSON; another seed another trace', { timeout: 120_000 }, async () => {
     const options = { scenario: 'seed1-ratio', engine: 'embedded' as const, out: '', size: 'small' as const, flags: {} };
