@@ -25,12 +25,21 @@ export class RespConnectionError extends Error {
 }
 
 export function encodeCommand(args: readonly (string | Buffer)[]): Buffer {
+  // Arguments arrive as JSON strings: one string and one conversion per
+  // command instead of three Buffers per argument.
+  if (args.every((a) => typeof a === 'string')) return Buffer.from(encodeStrings(args as readonly string[]), 'utf8');
   const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
   for (const arg of args) {
     const b = typeof arg === 'string' ? Buffer.from(arg, 'utf8') : arg;
     parts.push(Buffer.from(`$${b.length}\r\n`), b, CRLF);
   }
   return Buffer.concat(parts);
+}
+
+function encodeStrings(args: readonly string[]): string {
+  let out = `*${args.length}\r\n`;
+  for (const a of args) out += `$${Buffer.byteLength(a, 'utf8')}\r\n${a}\r\n`;
+  return out;
 }
 
 const CRLF = Buffer.from('\r\n');
@@ -196,7 +205,11 @@ export class RespConnection {
     const promises = commands.map(
       () => new Promise<RespValue>((resolve, reject) => this.waiters.push({ resolve, reject })),
     );
-    socket.write(Buffer.concat(commands.map(encodeCommand)));
+    socket.write(
+      commands.every((c) => c.every((a) => typeof a === 'string'))
+        ? commands.map((c) => encodeStrings(c as readonly string[])).join('')
+        : Buffer.concat(commands.map(encodeCommand)),
+    );
     return promises;
   }
 
