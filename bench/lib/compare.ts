@@ -31,6 +31,9 @@ export interface Comparison {
     readonly tenants: number;
     readonly gpuSlots: number;
     readonly tiers: readonly string[];
+    /** Sluice's engine: messages of one LiteTopic in flight at once, and dispatcher workers. */
+    readonly inFlightPerTopic: number;
+    readonly workers: number;
   };
   readonly sluice: SystemReport;
   readonly baseline: SystemReport;
@@ -54,6 +57,8 @@ export async function compare(world: World, policy: Policy = worldPolicy(world))
       tenants: new Set(Object.values(world.accounts).map((a) => a.tenant)).size,
       gpuSlots: world.gpu.slots,
       tiers,
+      inFlightPerTopic: world.inFlightPerTopic ?? world.gpu.slots,
+      workers: world.workers ?? 64,
     },
     sluice: report(sluice),
     baseline: report(baseline),

@@ -8,7 +8,7 @@ const ms = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.
 export function overviewTable(c: Comparison): Table {
   const row = (label: string, f: (r: SystemReport) => string | number): (string | number)[] => [label, f(c.baseline), f(c.sluice)];
   return {
-    title: `${c.world.name}: ${c.world.requests} requests over ${ms(c.world.durationMs)}, ${c.world.tenants} tenants, ${c.world.accounts} accounts, ${c.world.gpuSlots} GPU slots`,
+    title: `${c.world.name}: ${c.world.requests} requests over ${ms(c.world.durationMs)}, ${c.world.tenants} tenants, ${c.world.accounts} accounts, ${c.world.gpuSlots} GPU slots; Sluice: ${c.world.workers} workers, ${c.world.inFlightPerTopic} in flight per LiteTopic`,
     columns: ['', 'baseline (hard limiter)', 'Sluice'],
     rows: [
       row('attempts sent', (r) => r.total.sent),

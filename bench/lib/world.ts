@@ -103,3 +103,20 @@ export function gpuSimOptions(world: World): Omit<GpuSimOptions, 'clock'> {
 export function requestBody(e: TraceEvent, n: number): string {
   return JSON.stringify({ model: e.model, messages: [{ role: 'user', content: `lab request ${n}` }], max_tokens: e.tokens });
 }
+
+/**
+ * Engine flags every trace scenario takes: `--in-flight N` (messages of one LiteTopic in flight
+ * at once; default the GPU slots) and `--workers N` (dispatcher concurrency; default 64).
+ */
+export function withEngineFlags(world: World, flags: Readonly<Record<string, string>>): World {
+  const int = (name: string) => {
+    const raw = flags[name];
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
+    return n;
+  };
+  const inFlight = int('in-flight');
+  const workers = int('workers');
+  return { ...world, ...(inFlight ? { inFlightPerTopic: inFlight } : {}), ...(workers ? { workers } : {}) };
+}

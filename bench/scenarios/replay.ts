@@ -20,7 +20,7 @@ import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import type { PolicyInput } from '../../lib/policy/schema.js';
 import { compare } from '../lib/compare.js';
 import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
-import { LAB_MODEL, type AccountSpec, type World } from '../lib/world.js';
+import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
 function intFlag(flags: ScenarioContext['flags'], name: string): number | undefined {
@@ -76,7 +76,7 @@ export const replay: Scenario = {
   name: 'replay',
   description: 'your own JSONL trace through Sluice and the baseline (--trace file.jsonl)',
   async run(ctx: ScenarioContext) {
-    const world = replayWorld(ctx);
+    const world = withEngineFlags(replayWorld(ctx), ctx.flags);
     ctx.log(`replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`);
     const c = await compare(world);
     const models = [...new Set((ctx.trace ?? []).map((e) => e.model))].sort();

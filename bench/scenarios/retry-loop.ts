@@ -14,7 +14,7 @@ import { isOk, round, type Attempt } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
 import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
 import { merge, poisson, retryLoop, type TraceEvent } from '../lib/trace.js';
-import { LAB_MODEL, type AccountSpec, type World } from '../lib/world.js';
+import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext, Table } from './types.js';
 
 export interface RetryLoopParams {
@@ -136,11 +136,11 @@ export const retryLoopScenario: Scenario = {
   description: 'one offline account retrying in a tight loop: time until it is the top burster, and the effect on everyone else',
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? retryLoopFull : retryLoopSmall;
-    const world = retryLoopWorld(ctx.seed, p);
+    const world = withEngineFlags(retryLoopWorld(ctx.seed, p), ctx.flags);
     ctx.log(`retry-loop: ${world.trace.length} requests, loop ${p.loopPerSec}/s from ${p.loopFromMs / 1000} s to ${p.loopToMs / 1000} s, resend after ${p.loopDelayMs} ms`);
     const c = await compare(world);
     ctx.log('retry-loop: the same trace without the loop, for reference');
-    const quiet = await compare(retryLoopWorld(ctx.seed, p, false));
+    const quiet = await compare(withEngineFlags(retryLoopWorld(ctx.seed, p, false), ctx.flags));
     const fig = (system: 'sluice' | 'baseline') => ({ looper: looper(c, system, p), others: others(c, system), othersWithoutLoop: others(quiet, system) });
     const b = fig('baseline');
     const s = fig('sluice');

@@ -12,7 +12,7 @@ import { compare } from '../lib/compare.js';
 import { createRng } from '../lib/rng.js';
 import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
 import { burst, merge, poisson, type TraceEvent } from '../lib/trace.js';
-import { LAB_MODEL, type World } from '../lib/world.js';
+import { LAB_MODEL, withEngineFlags, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
 export interface Seed1Params {
@@ -84,7 +84,7 @@ export const seed1Ratio: Scenario = {
   description: 'multi-tenant bursty traffic against fixed quotas: refused/sent for a hard limiter vs Sluice',
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? seed1Full : seed1Small;
-    const world = seed1World(ctx.seed, p);
+    const world = withEngineFlags(seed1World(ctx.seed, p), ctx.flags);
     ctx.log(`seed1-ratio: ${world.trace.length} requests, ${p.tenants} tenants, ${p.gpuSlots} GPU slots`);
     const c = await compare(world);
     const b = c.baseline;

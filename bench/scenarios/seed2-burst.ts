@@ -17,7 +17,7 @@ import { isOk, round, type Attempt } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
 import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
 import { burst, merge, poisson, type TraceEvent } from '../lib/trace.js';
-import { LAB_MODEL, type AccountSpec, type World } from '../lib/world.js';
+import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext, Table } from './types.js';
 
 export interface Seed2Params {
@@ -126,11 +126,11 @@ export const seed2Burst: Scenario = {
   description: "the second seed's campaign: 2,800 batch requests in 3 minutes from 40 service accounts beside steady realtime traffic",
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? seed2Full : seed2Small;
-    const world = seed2World(ctx.seed, p);
+    const world = withEngineFlags(seed2World(ctx.seed, p), ctx.flags);
     ctx.log(`seed2-burst: ${world.trace.length} requests (${p.batchRequests} batch from ${p.batchAccounts} accounts), ${p.gpuSlots} GPU slots`);
     const c = await compare(world);
     ctx.log(`seed2-burst: Sluice again with the campaign booked ahead (+${p.bookedReservoir} reservoir for its window)`);
-    const bookedRun = await runSluice(seed2World(ctx.seed, p, true));
+    const bookedRun = await runSluice(withEngineFlags(seed2World(ctx.seed, p, true), ctx.flags));
     const bookedReport = systemReport(bookedRun, c.world.tiers, Math.max(c.sluice.endMs, c.baseline.endMs, bookedRun.endMs), p.gpuSlots);
     const figures = (r: SystemReport, run: typeof c.runs.sluice) => {
       const rt = r.tiers.realtime!;

@@ -8,6 +8,7 @@ import { charts, parseArgs, reportJson, runScenario, SCENARIOS } from '../../ben
 import { createRng } from '../../bench/lib/rng.js';
 import { burst, diurnal, merge, parseJsonlTrace, poisson, retryLoop, toJsonl } from '../../bench/lib/trace.js';
 import { isolation } from '../../bench/scenarios/isolation.js';
+import { withEngineFlags } from '../../bench/lib/world.js';
 import { seed1Small, seed1World } from '../../bench/scenarios/seed1-ratio.js';
 
 const run = promisify(execFile);
@@ -70,6 +71,13 @@ describe('command line', () => {
     expect(() => parseArgs(['seed1-ratio', '--seed', 'x'])).toThrow(/--seed/);
     expect(() => parseArgs(['seed1-ratio', '--trace', 'f.jsonl'])).toThrow(/replay/);
     expect(() => parseArgs(['replay'])).toThrow(/--trace/);
+  });
+
+  it('--in-flight and --workers set the engine of every trace scenario', () => {
+    const world = seed1World(1, seed1Small);
+    expect(withEngineFlags(world, { 'in-flight': '1', workers: '8' })).toMatchObject({ inFlightPerTopic: 1, workers: 8 });
+    expect(withEngineFlags(world, {})).toEqual(world);
+    expect(() => withEngineFlags(world, { 'in-flight': '0' })).toThrow(/--in-flight/);
   });
 
   it('--engine real says it is not available yet and exits 2', { timeout: 120_000 }, async () => {
