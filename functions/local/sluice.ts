@@ -17,6 +17,7 @@ import { fileSource } from '../../lib/policy/sources/file.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import { createEmbeddedResults } from '../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../lib/store/embedded.js';
+import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import { createPrometheusSink } from '../../lib/telemetry/prometheus.js';
 import { createTelemetry, type Telemetry } from '../../lib/telemetry/telemetry.js';
@@ -51,6 +52,8 @@ export interface LocalSluiceOptions {
   readonly concurrency?: number;
   readonly edge?: EdgeOptions;
   readonly dispatcher?: DispatcherOptions;
+  /** A shared store instead of the embedded one (e.g. Redis behind the guarded store). */
+  readonly store?: RateStore;
 }
 
 export interface LocalSluice {
@@ -97,7 +100,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   const prometheus = createPrometheusSink();
   const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth: (liteTopic) => queue.depth(liteTopic) });
 
-  const store = createEmbeddedStore(clock);
+  const store = options.store ?? createEmbeddedStore(clock);
   const results = createEmbeddedResults({ clock });
   const queue = new EmbeddedLiteQueue({
     clock,
