@@ -54,7 +54,8 @@ async function upstashClient(config: Config): Promise<UpstashRedis | undefined> 
     token = secret?.token;
     if (!url || !token) throw new Error(`secret ${config.SLUICE_UPSTASH_SECRET_ID} must hold JSON {"url": ..., "token": ...}`);
   }
-  return url && token ? new UpstashRedis({ url, token, automaticDeserialization: false }) : undefined;
+  // One retry: the guarded store's timeout already bounds a call, and background retries would outlive it.
+  return url && token ? new UpstashRedis({ url, token, automaticDeserialization: false, retry: { retries: 1 } }) : undefined;
 }
 
 export async function createParts(config: Config, clock: Clock, log: Logger): Promise<Parts> {

@@ -5,7 +5,7 @@
  * free slot; beyond it, only from the unreserved remainder and what idle tiers lend.
  * When a lender needs its slots back, new borrowing stops at once, so it waits at
  * most for the borrowed slots in flight to finish: one upstream service time.
- * The Lua twin is lib/store/redis/slot.lua.
+ * The Lua twin is lib/store/redis/slot.ts.
  */
 
 export interface TierShare {

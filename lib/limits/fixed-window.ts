@@ -2,7 +2,7 @@
  * Fixed windows, aligned to the clock (a 60 s window starts on the minute), checked
  * before they are charged: a request either passes every window and is charged in
  * all of them, or is refused and charged in none. The Lua twin is
- * lib/store/redis/admit.lua; test/lib/limits/fixed-window.test.ts holds the cases.
+ * lib/store/redis/admit.ts; test/lib/limits/fixed-window.test.ts holds the cases.
  */
 
 export interface WindowSpec {

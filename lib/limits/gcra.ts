@@ -3,7 +3,7 @@
  * number of state, the theoretical arrival time (TAT). Emission interval
  * T = 1000 / rate ms; tolerance tau = (burst - 1) * T. burst = 1 is the first
  * seed's strict leaky bucket; burst 50 at 10/s is the second seed's token bucket.
- * The Lua twin is lib/store/redis/pace.lua.
+ * The Lua twin is lib/store/redis/pace.ts.
  */
 
 export interface PaceSpec {
