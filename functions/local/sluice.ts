@@ -52,6 +52,8 @@ export interface LocalSluiceOptions {
   readonly concurrency?: number;
   readonly edge?: EdgeOptions;
   readonly dispatcher?: DispatcherOptions;
+  /** Messages of one LiteTopic dispatched at once (default 32). */
+  readonly inFlightPerLiteTopic?: number;
   /** A shared store instead of the embedded one (e.g. Redis behind the guarded store). */
   readonly store?: RateStore;
 }
@@ -104,6 +106,9 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   const results = createEmbeddedResults({ clock });
   const queue = new EmbeddedLiteQueue({
     clock,
+    // Releases leave a LiteTopic in order, but run side by side: one account's requests
+    // must not wait for each other's generations (the pacer and the gate set the rate).
+    maxInFlightPerTopic: options.inFlightPerLiteTopic ?? 32,
     onDeadLetter: (d) => {
       log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered');
       telemetry.onQueueDeadLetter(d);

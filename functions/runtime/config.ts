@@ -25,6 +25,8 @@ const Config = z.object({
   /** Request bodies larger than this are refused with 413. */
   SLUICE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
+  /** Messages of one LiteTopic dispatched side by side; releases still leave in order. */
+  SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),
   AWS_REGION: z.string().optional(),
 });
 export type Config = z.infer<typeof Config>;

@@ -91,7 +91,7 @@ export async function createParts(config: Config, clock: Clock, log: Logger): Pr
     ? createGuardedStore({ primary: shared, clock, mode: config.SLUICE_STORE_FAILURE_MODE, timeoutMs: config.SLUICE_STORE_TIMEOUT_MS, log })
     : createEmbeddedStore(clock);
 
-  const queue = new EmbeddedLiteQueue({ clock });
+  const queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: config.SLUICE_INFLIGHT_PER_LITETOPIC });
   describe.queue = 'embedded';
 
   return {
