@@ -81,11 +81,11 @@ const PAGE = String.raw`<!doctype html>
 </header>
 <div id="alerts"></div>
 <main>
-  <section class="card w7"><h2>Bursting now (requests offered, last <span id="window-s">10</span> s)</h2>
+  <section class="card w6"><h2>Bursting now (requests offered, last <span id="window-s">10</span> s)</h2>
     <table id="tenants"><thead><tr><th>tenant</th><th>req/s</th><th>admitted</th><th>refused</th><th>warned</th><th>queued</th><th>state</th><th></th></tr></thead><tbody></tbody></table>
   </section>
-  <section class="card w5"><h2>Top accounts</h2>
-    <table id="accounts"><thead><tr><th>account</th><th>tenant</th><th>tier</th><th>req/s</th><th>admitted</th><th>refused</th></tr></thead><tbody></tbody></table>
+  <section class="card w6"><h2>Top accounts</h2>
+    <table id="accounts"><thead><tr><th>account</th><th>tenant</th><th>tier</th><th>req/s</th><th>admitted</th><th>refused</th><th></th></tr></thead><tbody></tbody></table>
   </section>
   <section class="card w8"><h2>Absorbed vs refused per tier (per second, last <span id="history-span">5 min</span>)</h2>
     <div class="legend"><span><i style="background:var(--ok)"></i>absorbed (held, then served)</span><span><i style="background:var(--bad)"></i>refused (429)</span><span><i style="background:var(--blue)"></i>completed</span></div>
@@ -149,9 +149,9 @@ const PAGE = String.raw`<!doctype html>
 
   function renderAccounts(s) {
     var rows = s.accounts.map(function (a) {
-      return '<tr><td class="name">' + esc(a.account) + (a.paused ? ' <span class="pill paused">paused</span>' : '') + '</td><td>' + esc(a.tenant) + '</td><td>' + esc(a.tier) + '</td><td>' + a.perSecond + '</td><td>' + fmt(a.admitted) + '</td><td class="' + (a.refused ? 'num-bad' : '') + '">' + fmt(a.refused) + '</td></tr>';
+      return '<tr data-account="' + esc(a.account) + '"><td class="name">' + esc(a.account) + (a.paused ? ' <span class="pill paused">paused</span>' : '') + '</td><td>' + esc(a.tenant) + '</td><td>' + esc(a.tier) + '</td><td>' + a.perSecond + '</td><td>' + fmt(a.admitted) + '</td><td class="' + (a.refused ? 'num-bad' : '') + '">' + fmt(a.refused) + '</td><td>' + actionButton('accounts', a.account, a.paused) + '</td></tr>';
     });
-    document.querySelector('#accounts tbody').innerHTML = rows.join('') || '<tr><td colspan="6" class="empty">no traffic</td></tr>';
+    document.querySelector('#accounts tbody').innerHTML = rows.join('') || '<tr><td colspan="7" class="empty">no traffic</td></tr>';
   }
 
   function path(values, max, w, h, area) {

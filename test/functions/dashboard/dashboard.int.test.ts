@@ -108,6 +108,8 @@ describe('dashboard in a real browser', () => {
     timers.push(setInterval(() => fire(accounts['globex-etl'].key), 300));
     timers.push(setInterval(() => fire(accounts['acme-chat'].key, false), 500));
     await sleep(3_000);
+    // Limits are per clock-aligned minute: keep both bursts inside one.
+    if (Date.now() % 60_000 > 54_000) await sleep(60_100 - (Date.now() % 60_000));
     // acme's realtime account runs close to its limit: warnings and an alert.
     for (let i = 0; i < 100; i++) fire(accounts['acme-chat'].key);
     await sleep(1_500);
@@ -156,6 +158,15 @@ describe('dashboard in a real browser', () => {
     await page.waitForSelector('#paused [data-paused-tenant="umbrella"]', { state: 'detached', timeout: 5_000 });
     // (umbrella's account is still past its hard cap for this minute: refused, but no longer for the pause.)
     await expect.poll(async () => (await send(sluice, accounts['umbrella-batch-7'].key)).headers.get('x-sluice-reason'), { timeout: 5_000 }).not.toBe('tenant-paused');
+
+    // One account alone can be paused too, from the accounts table.
+    await page.locator('#accounts tbody tr[data-account="globex-etl"] button[data-action="pause"]').click();
+    await page.waitForSelector('#paused [data-paused-account="globex-etl"]', { timeout: 5_000 });
+    const accountRefused = await send(sluice, accounts['globex-etl'].key);
+    expect([accountRefused.status, accountRefused.headers.get('x-sluice-reason')]).toEqual([429, 'account-paused']);
+    await page.locator('#paused [data-paused-account="globex-etl"] button[data-action="resume"]').click();
+    await page.waitForSelector('#paused [data-paused-account="globex-etl"]', { state: 'detached', timeout: 5_000 });
+    expect((await send(sluice, accounts['globex-etl'].key)).status).toBe(202);
 
     // The same story in Prometheus.
     const metrics = await (await fetch(`${sluice.url}/metrics`)).text();
