@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Clock } from '../../lib/clock/clock.js';
-import { createDispatcher, type DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
+import { createDispatcher, settleDeadLetter, type DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
 import type { Policy, PolicyInput } from '../../lib/policy/schema.js';
 import { existsSync } from 'node:fs';
 import { createPolicyAdmin } from '../../lib/policy/admin.js';
@@ -112,10 +112,12 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     onDeadLetter: (d) => {
       log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered');
       telemetry.onQueueDeadLetter(d);
+      void settleDeadLetter(dispatchDeps, d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter'));
     },
   });
   const upstream = createUpstreamClient();
-  const dispatcher = createDispatcher({ clock, store, results, upstream, policy, log, newId: newLeaseId, options: options.dispatcher, onEvent: telemetry.onDispatch });
+  const dispatchDeps = { clock, store, results, upstream, policy, log, newId: newLeaseId, options: options.dispatcher, onEvent: telemetry.onDispatch };
+  const dispatcher = createDispatcher(dispatchDeps);
   const subscription = queue.subscribe(dispatcher, { concurrency: options.concurrency ?? 64 });
 
   const admin = options.adminKey

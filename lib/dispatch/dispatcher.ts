@@ -15,7 +15,7 @@ import { decodeEnvelope, type Envelope } from '../envelope.js';
 import { gateFromShares } from '../limits/capacity-gate.js';
 import { resolveLimits } from '../policy/resolve.js';
 import type { Policy } from '../policy/schema.js';
-import { Consume, type ConsumeResult, type LiteMessage, type MessageHandler } from '../queue/types.js';
+import { Consume, type ConsumeResult, type DeadLetter, type LiteMessage, type MessageHandler } from '../queue/types.js';
 import type { ResultChannel, StoredResult } from '../results/types.js';
 import { paceKey, slotGateKey } from '../store/keys.js';
 import type { RateStore } from '../store/types.js';
@@ -54,6 +54,50 @@ export interface DispatcherDeps {
 
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 
+/** How an envelope leaves the queue for good, shared by the handler and the dead-letter path. */
+function settlement(deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent'>) {
+  const { clock, store, results } = deps;
+  /** Answer the client and give back what the request held: its reservoir place and unused tokens. */
+  async function finish(envelope: Envelope, result: Omit<StoredResult, 'id' | 'tenant' | 'completedAt'>, usedTokens?: number) {
+    await results.complete({ ...result, id: envelope.id, tenant: envelope.tenant, completedAt: clock.now() });
+    if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
+    if (usedTokens !== undefined && envelope.charged.length > 0) {
+      const delta = usedTokens - envelope.tokenEstimate;
+      if (delta !== 0) await store.reconcile(envelope.charged.map((c) => ({ ...c, delta })));
+    }
+  }
+
+  async function failForGood(envelope: Envelope, status: number, reason: string, body?: unknown) {
+    deps.onEvent?.({ type: 'failed', envelope, status, reason });
+    await finish(envelope, {
+      status: 'failed',
+      httpStatus: status,
+      body: body ?? openAiError(`The model endpoint could not serve this request: ${reason}`, 'upstream_error', 'upstream_failed'),
+    });
+    await deps.deadLetters?.put(envelope, reason);
+  }
+  return { finish, failForGood };
+}
+
+/**
+ * For messages the engine dead-lettered itself (the handler crashed or hung on
+ * every attempt): the client still gets an answer, and the reservoir place is
+ * given back, so nothing waits forever on a message no one will serve.
+ */
+export async function settleDeadLetter(
+  deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent' | 'log'>,
+  deadLetter: DeadLetter,
+): Promise<void> {
+  let envelope: Envelope;
+  try {
+    envelope = decodeEnvelope(deadLetter.message.body);
+  } catch {
+    deps.log.error({ messageId: deadLetter.message.messageId, reason: deadLetter.reason }, 'undecodable dead letter dropped');
+    return;
+  }
+  await settlement(deps).failForGood(envelope, 500, `dispatch failed on every attempt: ${deadLetter.reason}`);
+}
+
 export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const { clock, store, results, upstream, log } = deps;
   const maxAttempts = deps.options?.maxAttempts ?? 3;
@@ -71,25 +115,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     return upstreams[n % upstreams.length]!;
   }
 
-  /** The envelope leaves the queue for good: answer the client and give back what it held. */
-  async function finish(envelope: Envelope, result: Omit<StoredResult, 'id' | 'tenant' | 'completedAt'>, usedTokens?: number) {
-    await results.complete({ ...result, id: envelope.id, tenant: envelope.tenant, completedAt: clock.now() });
-    if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
-    if (usedTokens !== undefined && envelope.charged.length > 0) {
-      const delta = usedTokens - envelope.tokenEstimate;
-      if (delta !== 0) await store.reconcile(envelope.charged.map((c) => ({ ...c, delta })));
-    }
-  }
-
-  async function failForGood(envelope: Envelope, status: number, reason: string, body?: unknown) {
-    emit({ type: 'failed', envelope, status, reason });
-    await finish(envelope, {
-      status: 'failed',
-      httpStatus: status,
-      body: body ?? openAiError(`The model endpoint could not serve this request: ${reason}`, 'upstream_error', 'upstream_failed'),
-    });
-    await deps.deadLetters?.put(envelope, reason);
-  }
+  const { finish, failForGood } = settlement(deps);
 
   return async function dispatch(message: LiteMessage): Promise<ConsumeResult> {
     let envelope: Envelope;

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { createGpuSim } from '../../../functions/gpu-sim/app.js';
+import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
+import { createDispatcher, settleDeadLetter } from '../../../lib/dispatch/dispatcher.js';
+import type { DispatchEvent } from '../../../lib/dispatch/types.js';
+import { encodeEnvelope, type Envelope } from '../../../lib/envelope.js';
+import { parsePolicy } from '../../../lib/policy/schema.js';
+import { createEmbeddedResults } from '../../../lib/results/embedded.js';
+import { createEmbeddedStore } from '../../../lib/store/embedded.js';
+import { reservoirKey } from '../../../lib/store/keys.js';
+import { silentLogger } from '../../../lib/telemetry/log.js';
+import { createInProcessUpstream } from '../../../lib/upstream/in-process.js';
+import { basePolicy } from '../policy/fixtures.js';
+
+function world(edit: (p: ReturnType<typeof basePolicy>) => void = () => {}) {
+  const clock = new VirtualClock(1_000_000);
+  const raw = basePolicy();
+  raw.models.m!.upstreams = ['http://gpu/v1'];
+  raw.models.m!.slots = 2;
+  edit(raw);
+  const policy = parsePolicy(raw);
+  const gpu = createGpuSim({ clock, models: ['m'], slots: 2, baseTokenMs: 10, minOutputTokens: 5, maxOutputTokens: 5 });
+  const store = createEmbeddedStore(clock);
+  const results = createEmbeddedResults({ clock });
+  const events: DispatchEvent[] = [];
+  const dead: string[] = [];
+  let n = 0;
+  const deps = {
+    clock,
+    store,
+    results,
+    upstream: createInProcessUpstream({ fetch: gpu.app.fetch, clock }),
+    policy: () => policy,
+    log: silentLogger,
+    newId: () => `lease-${n++}`,
+    onEvent: (e: DispatchEvent) => events.push(e),
+    deadLetters: { put: async (_e: Envelope, reason: string) => void dead.push(reason) },
+  };
+  return { clock, store, results, events, dead, deps, gpu, dispatch: createDispatcher(deps) };
+}
+
+let ids = 0;
+function envelope(clock: VirtualClock, over: Partial<Envelope> = {}): Envelope {
+  return {
+    id: `req_${ids++}`,
+    account: 'rt',
+    tenant: 'acme',
+    tier: 'realtime',
+    model: 'm',
+    liteTopic: 'realtime-acme-m',
+    operation: 'chat.completions',
+    body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+    mode: 'sync',
+    enqueuedAt: clock.now(),
+    deadline: clock.now() + 10_000,
+    tokenEstimate: 100,
+    charged: [],
+    reservoirKey: reservoirKey('acme', 'realtime-acme-m'),
+    paceFactor: 1,
+    ...over,
+  };
+}
+
+const message = (e: Envelope, attempt = 1) => ({ messageId: e.id, liteTopic: e.liteTopic, body: encodeEnvelope(e), attempt });
+
+describe('dispatcher', () => {
+  it('serves a message and stores the result', async () => {
+    const w = world();
+    const e = envelope(w.clock);
+    const run = w.dispatch(message(e));
+    await w.clock.advance(5_000);
+    expect(await run).toEqual({ kind: 'success' });
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'completed', httpStatus: 200 });
+  });
+
+  it('answers expired without calling the model once the deadline has passed', async () => {
+    const w = world();
+    const e = envelope(w.clock, { deadline: w.clock.now() - 1 });
+    expect(await w.dispatch(message(e))).toEqual({ kind: 'success' });
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'expired', httpStatus: 504 });
+    expect(w.gpu.stats().served).toBe(0);
+    expect(w.dead).toEqual(['expired in queue']);
+  });
+
+  it('suspends for the pace when the bucket is empty, sleeping only waits shorter than 50 ms', async () => {
+    const w = world((p) => {
+      p.defaults.accountModel = { ...p.defaults.accountModel, rate: 2, burst: 1 };
+    });
+    const first = w.dispatch(message(envelope(w.clock)));
+    const second = await w.dispatch(message(envelope(w.clock)));
+    expect(second).toEqual({ kind: 'suspend', ms: 500 });
+    await w.clock.advance(5_000);
+    await first;
+    expect(w.events.some((e) => e.type === 'suspended' && e.cause === 'pace')).toBe(true);
+  });
+
+  it('slows a degraded envelope by its pace factor', async () => {
+    const w = world((p) => {
+      p.defaults.accountModel = { ...p.defaults.accountModel, rate: 2, burst: 1 };
+    });
+    void w.dispatch(message(envelope(w.clock, { paceFactor: 0.25 })));
+    expect(await w.dispatch(message(envelope(w.clock, { paceFactor: 0.25 })))).toEqual({ kind: 'suspend', ms: 2_000 });
+    await w.clock.advance(10_000);
+  });
+
+  it('suspends when the model has no free slot for the tier', async () => {
+    const w = world();
+    const running = [w.dispatch(message(envelope(w.clock))), w.dispatch(message(envelope(w.clock)))];
+    const third = await w.dispatch(message(envelope(w.clock)));
+    expect(third.kind).toBe('suspend');
+    expect(w.events.some((e) => e.type === 'suspended' && e.cause === 'capacity')).toBe(true);
+    await w.clock.advance(5_000);
+    await Promise.all(running);
+    expect(w.gpu.stats().peakBusy).toBeLessThanOrEqual(2);
+  });
+
+  it('holds a paused account’s work in the queue', async () => {
+    const w = world((p) => {
+      p.accounts.rt!.paused = true;
+    });
+    expect(await w.dispatch(message(envelope(w.clock)))).toEqual({ kind: 'suspend', ms: 1_000 });
+    expect(w.gpu.stats().served).toBe(0);
+  });
+
+  it('retries a failing upstream as Failure, then answers 502 and dead-letters on the last attempt', async () => {
+    const w = world();
+    w.gpu.faults.failNext(503, 5);
+    const e = envelope(w.clock);
+    const first = w.dispatch(message(e, 1));
+    await w.clock.advance(100);
+    expect(await first).toEqual({ kind: 'failure', reason: 'upstream answered 503' });
+    const last = w.dispatch(message(e, 3));
+    await w.clock.advance(100);
+    expect(await last).toEqual({ kind: 'success' });
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 502 });
+    expect(w.dead).toEqual(['upstream answered 503']);
+  });
+
+  it('settles a message the engine dead-lettered: the client is answered and the reservoir place given back', async () => {
+    const w = world();
+    const e = envelope(w.clock);
+    await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } });
+    expect((await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } })).allowed).toBe(false);
+    await settleDeadLetter(w.deps, { message: message(e, 5), reason: 'handler did not return within 60000 ms' });
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 500 });
+    expect((await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } })).allowed).toBe(true);
+    expect(w.dead[0]).toMatch(/did not return/);
+  });
+});
