@@ -6,6 +6,10 @@
  * per dimension set, which CloudWatch turns into metrics. Call `flush()` at the end
  * of each invocation (or on a timer in a long-lived process).
  *
+ * Counters are also written rolled up, under fewer dimensions, so CloudWatch alarms
+ * can watch one metric per tier or per alert: `alerts` by {service, alert}, every
+ * other counter with a tier by {service, tier} (see ALARMS in alarms.ts).
+ *
  * The powertools `Metrics` instance is built by the entry point (it reads its
  * POWERTOOLS_* settings from the environment, which nothing under lib/ does).
  */
@@ -23,6 +27,8 @@ export interface EmfSinkOptions {
   readonly metrics: Metrics;
   /** Include gauges (reservoir depth, GPU slots, pace) in each flush. Default true. */
   readonly gauges?: boolean;
+  /** Also write counters rolled up by tier (and alerts by alert). Default true. */
+  readonly rollups?: boolean;
 }
 
 /**
@@ -62,6 +68,11 @@ export function createEmfSink(options: EmfSinkOptions): EmfSink {
     count(name: CounterName, labels: Labels, value: number) {
       const g = group(labels);
       g.counts.set(name, (g.counts.get(name) ?? 0) + value);
+      const rollup = (options.rollups ?? true) ? rollupOf(name, labels) : undefined;
+      if (rollup) {
+        const r = group(rollup);
+        r.counts.set(name, (r.counts.get(name) ?? 0) + value);
+      }
     },
     observe(name: HistogramName, labels: Labels, ms: number) {
       const g = group(labels);
@@ -111,4 +122,10 @@ export function createEmfSink(options: EmfSinkOptions): EmfSink {
       return lines;
     },
   };
+}
+
+/** The dimensions an alarm watches a counter by: alerts by alert, the rest by tier. */
+export function rollupOf(name: CounterName, labels: Labels): Labels | undefined {
+  if (name === 'alerts') return labels.alert ? { alert: labels.alert } : undefined;
+  return labels.tier && Object.keys(labels).length > 1 ? { tier: labels.tier } : undefined;
 }

@@ -34,9 +34,12 @@ describe('telemetry for deployed processes', () => {
       lines.push(String(chunk));
       return true;
     });
-    expect(flush()).toBe(1);
+    // The full dimension set, and the rollup by tier for alarms.
+    expect(flush()).toBe(2);
     vi.restoreAllMocks();
-    const doc = JSON.parse(lines.join(''));
+    const docs = lines.join('').trim().split('\n').map((l) => JSON.parse(l));
+    expect(docs[1]).toMatchObject({ service: 'sluice-edge', tier: 'realtime', admitted: 1 });
+    const doc = docs[0];
     expect(doc).toMatchObject({ service: 'sluice-edge', tier: 'realtime', tenant: 't0', model: 'm', admitted: 1 });
     expect(doc._aws.CloudWatchMetrics[0].Namespace).toBe('Sluice');
   });

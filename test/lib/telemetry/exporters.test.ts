@@ -1,6 +1,7 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
+import { ALARMS, EMF_NAMESPACE } from '../../../lib/telemetry/alarms.js';
 import { createEmfSink } from '../../../lib/telemetry/emf.js';
 import { createPrometheusSink } from '../../../lib/telemetry/prometheus.js';
 import { createTelemetry } from '../../../lib/telemetry/telemetry.js';
@@ -92,6 +93,9 @@ describe('CloudWatch EMF adapter', () => {
     expect(refusedDoc).toMatchObject({ tier: 'batch', tenant: 't1', refused: 1 });
     const gpu = docs.find((d) => d.tier === 'batch' && 'gpu_slots_in_use' in d)!;
     expect(gpu).toMatchObject({ model: 'm', gpu_slots_in_use: 1, gpu_slots_reserved: 2 });
+    // Counters rolled up by tier, for alarms.
+    const batchRollup = docs.find((d) => d._aws.CloudWatchMetrics[0]!.Dimensions[0]!.join() === 'service,tier' && d.tier === 'batch')!;
+    expect(batchRollup).toMatchObject({ admitted: 1, refused: 1, dispatched: 1 });
     // A flush empties the buffer: the next one only carries gauges.
     const again = captureStdout();
     emf.flush();
@@ -101,7 +105,7 @@ describe('CloudWatch EMF adapter', () => {
 
   it('splits more than 99 latencies of one metric over several documents, dimensions intact', () => {
     const clock = new VirtualClock(1_700_000_000_000);
-    const emf = createEmfSink({ clock, metrics: new Metrics({ namespace: 'Sluice', serviceName: 'dispatcher' }), gauges: false });
+    const emf = createEmfSink({ clock, metrics: new Metrics({ namespace: 'Sluice', serviceName: 'dispatcher' }), gauges: false, rollups: false });
     const labels = { tier: 'realtime', tenant: 't0', model: 'm' };
     for (let i = 0; i < 250; i++) emf.observe('queue_wait', labels, i);
     emf.count('completed', labels, 250);
@@ -113,5 +117,29 @@ describe('CloudWatch EMF adapter', () => {
     expect(docs.map((d) => d.queue_wait_ms.length)).toEqual([99, 99, 52]);
     expect(docs.every((d) => d.tenant === 't0' && d.tier === 'realtime')).toBe(true);
     expect(docs.filter((d) => d.completed === 250)).toHaveLength(1);
+  });
+});
+
+describe('alarms', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('one alarm per alert, on the alerts metric rolled up by alert, which the EMF adapter writes', () => {
+    expect(ALARMS.map((a) => a.alert)).toEqual(['realtime-near-limit', 'dead-letters', 'spillover-in-use', 'queue-wait-above-max']);
+    const clock = new VirtualClock(1_700_000_000_000);
+    const emf = createEmfSink({ clock, metrics: new Metrics({ namespace: EMF_NAMESPACE, serviceName: 'dispatcher' }), gauges: false });
+    const policy = policyWith(1);
+    const telemetry = createTelemetry({ clock, log: captureLogger(), policy: () => policy, sinks: [emf] });
+    telemetry.onDispatch({ type: 'failed', envelope: envelope('t0'), status: 502, reason: 'upstream answered 503' });
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(line);
+      return true;
+    });
+    emf.flush();
+    vi.restoreAllMocks();
+    const spec = ALARMS.find((a) => a.alert === 'dead-letters')!;
+    const doc = lines.map((l) => JSON.parse(l)).find((d) => d._aws.CloudWatchMetrics[0].Dimensions[0].join() === 'service,alert' && d.alert === spec.dimensions.alert);
+    expect(doc).toMatchObject({ [spec.metricName]: 1, service: 'dispatcher' });
+    expect(doc._aws.CloudWatchMetrics[0].Namespace).toBe(EMF_NAMESPACE);
   });
 });
