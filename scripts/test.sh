@@ -4,6 +4,6 @@
 # setups in test/setup/, so this works on a clean machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -d node_modules ] || npm ci
+[ -d node_modules ] || npm install
 npx tsc --noEmit
 npx vitest run "$@"
