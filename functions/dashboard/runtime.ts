@@ -56,8 +56,18 @@ export interface EmfTelemetry {
 }
 
 /** Telemetry exporting CloudWatch EMF through powertools (namespace and service from options or POWERTOOLS_* variables). */
-export function createEmfTelemetry(options: CoreOptions & { namespace?: string; serviceName?: string; gauges?: boolean }): EmfTelemetry {
-  const metrics = new Metrics({ namespace: options.namespace ?? 'Sluice', serviceName: options.serviceName });
-  const emf = createEmfSink({ clock: options.clock, metrics, gauges: options.gauges });
+export function createEmfTelemetry(
+  options: CoreOptions & {
+    namespace?: string;
+    serviceName?: string;
+    gauges?: boolean;
+    /** SLUICE_STAGE: also write the {Stage}-dimensioned metrics the CDK alarms and scaling read (infra/metrics.ts). */
+    stage?: string;
+  },
+): EmfTelemetry {
+  const namespace = options.namespace ?? 'Sluice';
+  const metrics = new Metrics({ namespace, serviceName: options.serviceName });
+  const contract = options.stage ? { stage: options.stage, metrics: new Metrics({ namespace }) } : undefined;
+  const emf = createEmfSink({ clock: options.clock, metrics, gauges: options.gauges, contract });
   return { telemetry: createTelemetry({ ...options, sinks: [emf] }), flush: () => emf.flush() };
 }

@@ -29,7 +29,23 @@ export interface EmfSinkOptions {
   readonly gauges?: boolean;
   /** Also write counters rolled up by tier (and alerts by alert). Default true. */
   readonly rollups?: boolean;
+  /**
+   * Also write the metrics the CDK stacks alarm and scale on (infra/metrics.ts:
+   * AdmissionWarning and AdmissionRejected by {Stage, Tier}; SpilloverSent,
+   * DispatcherBacklog and Inflight by {Stage}). They need exactly those dimensions,
+   * so they go through a powertools instance of their own, without `service`.
+   */
+  readonly contract?: { readonly stage: string; readonly metrics: Metrics };
 }
+
+/** Names shared with infra/metrics.ts (METRICS), the contract with the CDK alarms and scaling. */
+export const CONTRACT_METRICS = {
+  admissionWarning: 'AdmissionWarning',
+  admissionRejected: 'AdmissionRejected',
+  spilloverSent: 'SpilloverSent',
+  dispatcherBacklog: 'DispatcherBacklog',
+  inflight: 'Inflight',
+} as const;
 
 /**
  * CloudWatch keeps at most 100 values per metric in one EMF document, and powertools
@@ -47,6 +63,10 @@ interface Group {
 export function createEmfSink(options: EmfSinkOptions): EmfSink {
   const { clock, metrics } = options;
   const groups = new Map<string, Group>();
+  const contract = options.contract;
+  contract?.metrics.clearDefaultDimensions();
+  const perTier = new Map<string, { warned: number; refused: number }>();
+  let spilled = 0;
   let readGauges: () => readonly GaugeSample[] = () => [];
 
   function group(labels: Labels): Group {
@@ -68,6 +88,13 @@ export function createEmfSink(options: EmfSinkOptions): EmfSink {
     count(name: CounterName, labels: Labels, value: number) {
       const g = group(labels);
       g.counts.set(name, (g.counts.get(name) ?? 0) + value);
+      // Tiers with any admission traffic report both, zeros included, so graphs show quiet as 0.
+      if (contract && (name === 'admitted' || name === 'warned' || name === 'refused') && labels.tier) {
+        const t = perTier.get(labels.tier) ?? { warned: 0, refused: 0 };
+        if (name !== 'admitted') t[name] += value;
+        perTier.set(labels.tier, t);
+      }
+      if (name === 'spilled') spilled += value;
       const rollup = (options.rollups ?? true) ? rollupOf(name, labels) : undefined;
       if (rollup) {
         const r = group(rollup);
@@ -84,9 +111,34 @@ export function createEmfSink(options: EmfSinkOptions): EmfSink {
       readGauges = read;
     },
     flush() {
-      if (options.gauges ?? true) for (const s of readGauges()) group(s.labels).gauges.set(s.name, s.value);
+      const gauges = (options.gauges ?? true) ? readGauges() : [];
+      for (const s of gauges) group(s.labels).gauges.set(s.name, s.value);
       let lines = 0;
       const now = clock.now();
+      if (contract) {
+        const m = contract.metrics;
+        for (const [tier, t] of perTier) {
+          m.addDimension('Stage', contract.stage);
+          m.addDimension('Tier', tier);
+          m.addMetric(CONTRACT_METRICS.admissionWarning, MetricUnit.Count, t.warned);
+          m.addMetric(CONTRACT_METRICS.admissionRejected, MetricUnit.Count, t.refused);
+          m.setTimestamp(now);
+          m.publishStoredMetrics();
+          lines++;
+        }
+        m.addDimension('Stage', contract.stage);
+        m.addMetric(CONTRACT_METRICS.spilloverSent, MetricUnit.Count, spilled);
+        if (gauges.length > 0) {
+          const sum = (name: string) => gauges.filter((g) => g.name === name).reduce((a, g) => a + g.value, 0);
+          m.addMetric(CONTRACT_METRICS.dispatcherBacklog, MetricUnit.Count, sum('reservoir_depth'));
+          m.addMetric(CONTRACT_METRICS.inflight, MetricUnit.Count, sum('gpu_slots_in_use'));
+        }
+        m.setTimestamp(now);
+        m.publishStoredMetrics();
+        lines++;
+        perTier.clear();
+        spilled = 0;
+      }
       for (const g of groups.values()) {
         // Latency lists longer than 100 values span several documents; the first carries the counters.
         const chunks = Math.max(1, ...[...g.latencies.values()].map((l) => Math.ceil(l.length / MAX_VALUES)));

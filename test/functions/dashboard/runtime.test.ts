@@ -27,19 +27,21 @@ describe('telemetry for deployed processes', () => {
   it('the Lambda edge writes EMF to stdout on flush', () => {
     const policy = policyWith(1);
     const clock = new VirtualClock(1_700_000_000_000);
-    const { telemetry, flush } = createEmfTelemetry({ clock, log: captureLogger(), policy: () => policy, serviceName: 'sluice-edge', gauges: false });
+    const { telemetry, flush } = createEmfTelemetry({ clock, log: captureLogger(), policy: () => policy, serviceName: 'sluice-edge', gauges: false, stage: 'dev' });
     telemetry.onAdmission(admitted(envelope('t0')));
     const lines: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(String(chunk));
       return true;
     });
-    // The full dimension set, and the rollup by tier for alarms.
-    expect(flush()).toBe(2);
+    // The CDK contract metrics ({Stage, Tier} and {Stage}), the full dimension set, and the rollup by tier.
+    expect(flush()).toBe(4);
     vi.restoreAllMocks();
     const docs = lines.join('').trim().split('\n').map((l) => JSON.parse(l));
-    expect(docs[1]).toMatchObject({ service: 'sluice-edge', tier: 'realtime', admitted: 1 });
-    const doc = docs[0];
+    expect(docs[0]).toMatchObject({ Stage: 'dev', Tier: 'realtime', AdmissionWarning: 0, AdmissionRejected: 0 });
+    expect(docs[1]).toMatchObject({ Stage: 'dev', SpilloverSent: 0 });
+    expect(docs[3]).toMatchObject({ service: 'sluice-edge', tier: 'realtime', admitted: 1 });
+    const doc = docs[2];
     expect(doc).toMatchObject({ service: 'sluice-edge', tier: 'realtime', tenant: 't0', model: 'm', admitted: 1 });
     expect(doc._aws.CloudWatchMetrics[0].Namespace).toBe('Sluice');
   });

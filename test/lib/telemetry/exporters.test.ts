@@ -2,7 +2,8 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import { ALARMS, EMF_NAMESPACE } from '../../../lib/telemetry/alarms.js';
-import { createEmfSink } from '../../../lib/telemetry/emf.js';
+import { CONTRACT_METRICS, createEmfSink } from '../../../lib/telemetry/emf.js';
+import { METRICS, SLUICE_NAMESPACE } from '../../../infra/metrics.js';
 import { createPrometheusSink } from '../../../lib/telemetry/prometheus.js';
 import { createTelemetry } from '../../../lib/telemetry/telemetry.js';
 import { admitted, captureLogger, envelope, policyWith, refused } from './helpers.js';
@@ -141,5 +142,42 @@ describe('alarms', () => {
     const doc = lines.map((l) => JSON.parse(l)).find((d) => d._aws.CloudWatchMetrics[0].Dimensions[0].join() === 'service,alert' && d.alert === spec.dimensions.alert);
     expect(doc).toMatchObject({ [spec.metricName]: 1, service: 'dispatcher' });
     expect(doc._aws.CloudWatchMetrics[0].Namespace).toBe(EMF_NAMESPACE);
+  });
+});
+
+describe('EMF: the metrics the CDK stacks alarm and scale on', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('writes AdmissionWarning/AdmissionRejected by {Stage, Tier} and SpilloverSent/DispatcherBacklog/Inflight by {Stage}, without service', () => {
+    expect(CONTRACT_METRICS).toEqual(METRICS);
+    const clock = new VirtualClock(1_700_000_000_000);
+    const emf = createEmfSink({
+      clock,
+      metrics: new Metrics({ namespace: SLUICE_NAMESPACE, serviceName: 'edge' }),
+      contract: { stage: 'prod', metrics: new Metrics({ namespace: SLUICE_NAMESPACE }) },
+    });
+    const policy = policyWith(2);
+    const telemetry = createTelemetry({ clock, log: captureLogger(), policy: () => policy, sinks: [emf] });
+    traffic(telemetry, clock);
+    telemetry.onAdmission(admitted(envelope('t0'), 'tenant requests at 90% of 6000 per minute'));
+    telemetry.recordSpill(envelope('t1'));
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(line);
+      return true;
+    });
+    emf.flush();
+    vi.restoreAllMocks();
+    const docs = lines.map((l) => JSON.parse(l));
+    const dims = (d: { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][] }> } }) => d._aws.CloudWatchMetrics[0]!.Dimensions[0]!.join();
+    const realtime = docs.find((d) => dims(d) === 'Stage,Tier' && d.Tier === 'realtime');
+    const batch = docs.find((d) => dims(d) === 'Stage,Tier' && d.Tier === 'batch');
+    expect(realtime).toMatchObject({ Stage: 'prod', AdmissionWarning: 1, AdmissionRejected: 0 });
+    expect(batch).toMatchObject({ Stage: 'prod', AdmissionWarning: 0, AdmissionRejected: 1 });
+    expect(realtime).not.toHaveProperty('service');
+    const stage = docs.find((d) => dims(d) === 'Stage');
+    expect(stage).toMatchObject({ Stage: 'prod', SpilloverSent: 1, Inflight: 1 });
+    expect(stage.DispatcherBacklog).toBeGreaterThanOrEqual(1);
+    expect(stage._aws.CloudWatchMetrics[0].Namespace).toBe('Sluice');
   });
 });
