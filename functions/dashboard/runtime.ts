@@ -15,6 +15,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createEmfSink } from '../../lib/telemetry/emf.js';
 import { createPrometheusSink, type PrometheusSink } from '../../lib/telemetry/prometheus.js';
+import type { Envelope } from '../../lib/envelope.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../../lib/telemetry/telemetry.js';
 
 type CoreOptions = Omit<TelemetryOptions, 'sinks'>;
@@ -70,4 +71,15 @@ export function createEmfTelemetry(
   const contract = options.stage ? { stage: options.stage, metrics: new Metrics({ namespace }) } : undefined;
   const emf = createEmfSink({ clock: options.clock, metrics, gauges: options.gauges, contract });
   return { telemetry: createTelemetry({ ...options, sinks: [emf] }), flush: () => emf.flush() };
+}
+
+/**
+ * Wraps the edge's `spill` (EdgeDeps) so each envelope sent to the SQS spillover is
+ * counted and raises the `spillover-in-use` alert: `spill: countSpills(spill, telemetry)`.
+ */
+export function countSpills(spill: (envelope: Envelope) => Promise<void>, telemetry: Pick<Telemetry, 'recordSpill'>): (envelope: Envelope) => Promise<void> {
+  return async (envelope) => {
+    telemetry.recordSpill(envelope);
+    await spill(envelope);
+  };
 }
