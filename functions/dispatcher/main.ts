@@ -5,6 +5,7 @@
  */
 import { createDispatcher } from '../../lib/dispatch/dispatcher.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
+import { createPrometheusTelemetry, startMetricsServer } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
 import { newLeaseId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
@@ -16,6 +17,8 @@ const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
 const parts = await createParts(config, systemClock, log);
 log.info(parts.describe, 'parts');
 const upstream = createUpstreamClient();
+const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });
+const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
 const handler = createDispatcher({
   clock: systemClock,
   store: parts.store,
@@ -24,9 +27,10 @@ const handler = createDispatcher({
   policy: parts.policy,
   log,
   newId: newLeaseId,
+  onEvent: telemetry.onDispatch,
 });
 const subscription = parts.queue.subscribe(handler, { concurrency: config.SLUICE_DISPATCH_CONCURRENCY });
-log.info({ concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE }, 'dispatcher consuming');
+log.info({ concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE, metrics: `${metrics.url}/metrics` }, 'dispatcher consuming');
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -36,6 +40,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     log.info({ signal }, 'draining');
     await subscription.close();
     await upstream.close();
+    await metrics.close();
     await parts.close();
     log.info({}, 'drained');
     process.exit(0);

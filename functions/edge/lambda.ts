@@ -1,8 +1,10 @@
 /**
  * The edge in AWS Lambda, behind a function URL with response streaming (SSE).
- * Parts are built once per execution environment, at cold start.
+ * Parts are built once per execution environment, at cold start; metrics leave as
+ * CloudWatch EMF on stdout.
  */
 import { streamHandle } from 'hono/aws-lambda';
+import { createEmfTelemetry } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
 import { newRequestId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
@@ -14,6 +16,7 @@ const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
 const parts = await createParts(config, systemClock, log);
 log.info(parts.describe, 'parts');
+const emf = createEmfTelemetry({ clock: systemClock, log, policy: parts.policy, gauges: false });
 
 export const app = createEdgeApp({
   clock: systemClock,
@@ -23,7 +26,12 @@ export const app = createEdgeApp({
   policy: parts.policy,
   newId: newRequestId,
   log,
+  // One EMF line per admission: a Lambda invocation handles one request, and a
+  // streaming handler gives no later point that is sure to run before the freeze.
+  onAdmission: (event) => {
+    emf.telemetry.onAdmission(event);
+    emf.flush();
+  },
   options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES },
 });
-
 export const handler = streamHandle(app);

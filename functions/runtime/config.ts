@@ -27,6 +27,8 @@ const Config = z.object({
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
   /** Messages of one LiteTopic dispatched side by side; releases still leave in order. */
   SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),
+  /** Where a dispatcher serves Prometheus `GET /metrics`. */
+  SLUICE_METRICS_PORT: z.coerce.number().int().nonnegative().default(9464),
   AWS_REGION: z.string().optional(),
 });
 export type Config = z.infer<typeof Config>;
