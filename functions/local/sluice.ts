@@ -111,7 +111,6 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     maxInFlightPerTopic: options.inFlightPerLiteTopic ?? 32,
     onDeadLetter: (d) => {
       log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered');
-      telemetry.onQueueDeadLetter(d);
       void settleDeadLetter(dispatchDeps, d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter'));
     },
   });

@@ -154,7 +154,11 @@ export interface LiveState {
 export interface Telemetry {
   onAdmission(event: AdmissionInfo): void;
   onDispatch(event: DispatchEvent): void;
-  /** A message the queue engine dead-lettered after its own attempt limit. */
+  /**
+   * A message the queue engine dead-lettered after its own attempt limit. Only for
+   * processes that do not settle such messages through the dispatcher
+   * (`settleDeadLetter` emits a `failed` event, which is counted already).
+   */
   onQueueDeadLetter(deadLetter: DeadLetter): void;
   /** An envelope went to the spillover queue (broker unreachable). */
   recordSpill(envelope: Pick<Envelope, 'tier' | 'tenant' | 'model' | 'liteTopic'>): void;
