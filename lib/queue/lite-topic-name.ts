@@ -1,13 +1,23 @@
 /**
- * LiteTopic names follow `{tier}.{tenant}.{model}`, encoded into the broker's topic
- * charset (letters, digits, `-`, `_`, `%`, `|`) and length. Letters and digits
- * pass through; any other byte becomes `_HH`; parts are joined with `-` (never
- * produced inside a part), so the encoding is injective. Names too long are cut
- * and suffixed with a hash of the full name.
+ * LiteTopic names follow `{tier}.{tenant}.{model}`, encoded into what the RocketMQ
+ * 5.5 proxy accepts for a LiteTopic: `[A-Za-z0-9_-]`, at most 64 bytes
+ * (GrpcValidator.validateLiteTopic, ProxyConfig.maxLiteTopicSize).
+ *
+ * Letters and digits pass through; every other byte of a part becomes `_hh`
+ * (lowercase hex); parts are joined with `-`, which never occurs inside an encoded
+ * part. Reading left to right, `_` is always followed by two hex digits, so the
+ * short form is injective over (tier, tenant, model).
+ *
+ * A name longer than the limit keeps a readable prefix (cut at an escape boundary)
+ * and ends in `_x` + 24 hex digits of SHA-256 over the full encoded name. `_x` never
+ * appears in a short name, so long and short names cannot meet; two long names meet
+ * only on a 96-bit hash collision.
  */
 import { createHash } from 'node:crypto';
 
 export const MAX_LITE_TOPIC_LENGTH = 64;
+const HASH_HEX = 24;
+const LONG_MARKER = '_x';
 
 function encodePart(part: string): string {
   let out = '';
@@ -21,6 +31,10 @@ function encodePart(part: string): string {
 export function liteTopicName(tier: string, tenant: string, model: string, maxLength = MAX_LITE_TOPIC_LENGTH): string {
   const full = [tier, tenant, model].map(encodePart).join('-');
   if (full.length <= maxLength) return full;
-  const hash = createHash('sha256').update(full).digest('hex').slice(0, 16);
-  return `${full.slice(0, maxLength - hash.length - 1)}|${hash}`;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, HASH_HEX);
+  let prefix = full.slice(0, Math.max(0, maxLength - LONG_MARKER.length - HASH_HEX));
+  // Do not end inside an `_hh` escape: a dangling `_` or `_h` would read differently.
+  const lastEscape = prefix.lastIndexOf('_');
+  if (lastEscape >= 0 && prefix.length - lastEscape < 3) prefix = prefix.slice(0, lastEscape);
+  return `${prefix}${LONG_MARKER}${hash}`;
 }

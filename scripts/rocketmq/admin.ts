@@ -45,6 +45,8 @@ export interface WildcardGroupOptions {
   readonly orderly: boolean;
   readonly retryInitialMs: number;
   readonly retryMaxMs: number;
+  /** Capacity of each consumer's LiteTopic event queue on the broker. */
+  readonly maxClientEvents?: number;
 }
 
 export function createWildcardGroup(
@@ -73,7 +75,15 @@ export function createWildcardGroup(
     notifyConsumerIdsChangedEnable: true,
     // Keys keep mqadmin's "+" (add) prefix: the broker applies them as a modification.
     // Any value marks the group wildcard; the attribute's presence is what counts.
-    attributes: { '+lite.bind.topic': parentTopic, '+lite.sub.wildcard': 'true' },
+    attributes: {
+      '+lite.bind.topic': parentTopic,
+      '+lite.sub.wildcard': 'true',
+      // Per-consumer queue of "LiteTopic has messages" events (default 400). When it
+      // is full, a wildcard group only learns of further LiteTopics from a full scan
+      // every liteEventFullDispatchDelayTimeForWildcardGroup: with thousands of fresh
+      // LiteTopics that drained about 100 LiteTopics per 10 s.
+      '+lite.sub.client.max.event.cnt': String(opts.maxClientEvents ?? 50_000),
+    },
   };
   return expectSuccess(
     `create wildcard group ${group}`,

@@ -67,6 +67,10 @@ export function writeHome(home: string, ports: RocketMQPorts): HomeFiles {
         remotingListenPort: ports.proxyRemoting,
         // The 30 s default only matters for in-flight long polls; tests stop often.
         grpcShutdownTimeSeconds: 2,
+        // A closing LitePushConsumer waits for its in-flight long poll (20 s by default)
+        // before it returns; 5 s keeps consumer restarts in tests short. New messages
+        // still end a long poll at once.
+        grpcClientConsumerMaxLongPollingTimeoutMillis: 5000,
       },
       null,
       2,

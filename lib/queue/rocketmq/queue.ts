@@ -1,0 +1,256 @@
+import {
+  ConsumeResult as RmqResult,
+  ConsumeResultSuspend,
+  LitePushConsumerBuilder,
+  Producer,
+  type LitePushConsumer,
+  type MessageView,
+} from 'rocketmq-client-nodejs';
+import type { Clock } from '../../clock/clock.js';
+import {
+  QueueUnavailableError,
+  type ConsumeResult,
+  type DeadLetter,
+  type LiteMessage,
+  type LiteQueue,
+  type MessageHandler,
+  type SubscribeOptions,
+  type Subscription,
+} from '../types.js';
+import { mapSendError } from './errors.js';
+import { FailureCounts } from './failure-counts.js';
+import { Limiter } from './limiter.js';
+
+export interface RocketMQLiteQueueOptions {
+  /** Proxy gRPC `host:port` (the port is required; the client would default to 80). */
+  readonly endpoints: string;
+  /** LITE parent topic (`message.type=LITE`). */
+  readonly parentTopic: string;
+  /** Wildcard group bound to the parent (`lite.bind.topic`, `lite.sub.wildcard`), FIFO. */
+  readonly consumerGroup: string;
+  readonly clock: Clock;
+  /** Deliveries before a failing message is dead-lettered (counted here, not by the broker). */
+  readonly maxAttempts?: number;
+  /** Pause of the LiteTopic after the n-th failure; the message stays at its head. */
+  readonly retryBackoffMs?: (failures: number) => number;
+  /**
+   * Where a message goes after its last failed attempt, with the reason (the SQS
+   * dead-letter queue in production). The message is acked only after this resolves;
+   * if it throws, the message is tried again later.
+   */
+  readonly onDeadLetter: (deadLetter: DeadLetter) => void | Promise<void>;
+  /** A send that has not answered by then is reported unavailable (it may still land). */
+  readonly sendTimeoutMs?: number;
+  readonly namespace?: string;
+}
+
+/** Smallest pause the client accepts; the dispatcher sleeps locally below it. */
+export const MIN_SUSPEND_MS = 50;
+/** How long a not-yet-started handler waits before its message is handed back, once closing. */
+const HAND_BACK_MS = MIN_SUSPEND_MS;
+const defaultBackoff = (failures: number) => Math.min(60_000, 1_000 * 2 ** (failures - 1));
+
+/**
+ * LiteQueue over RocketMQ 5.5 LiteTopics through rocketmq-client-nodejs 1.0.8: a
+ * Producer sending with `liteTopic`, and one LitePushConsumer per subscription bound
+ * to the parent topic of a wildcard group (so LiteTopics created later are consumed).
+ */
+export class RocketMQLiteQueue implements LiteQueue {
+  private readonly opts: RocketMQLiteQueueOptions;
+  private readonly maxAttempts: number;
+  private readonly backoff: (failures: number) => number;
+  private producer: Promise<Producer> | undefined;
+  private readonly subscriptions = new Map<Subscription, RocketMQSubscription>();
+
+  constructor(opts: RocketMQLiteQueueOptions) {
+    this.opts = opts;
+    this.maxAttempts = opts.maxAttempts ?? 5;
+    this.backoff = opts.retryBackoffMs ?? defaultBackoff;
+  }
+
+  async send(liteTopic: string, body: string): Promise<{ messageId: string }> {
+    let producer: Producer;
+    try {
+      producer = await this.startProducer();
+    } catch (err) {
+      throw new QueueUnavailableError(`RocketMQ producer cannot start: ${String(err)}`, { cause: err });
+    }
+    try {
+      const receipt = await this.withTimeout(
+        producer.send({ topic: this.opts.parentTopic, liteTopic, body: Buffer.from(body, 'utf8') }),
+        this.opts.sendTimeoutMs ?? 5_000,
+        `RocketMQ send to ${liteTopic}`,
+      );
+      return { messageId: receipt.messageId };
+    } catch (err) {
+      throw mapSendError(err, liteTopic);
+    }
+  }
+
+  subscribe(handler: MessageHandler, options: SubscribeOptions): Subscription {
+    const subscription = new RocketMQSubscription(this.opts, handler, options, this.maxAttempts, this.backoff);
+    const tracked: Subscription = {
+      close: async () => {
+        this.subscriptions.delete(tracked);
+        await subscription.close();
+      },
+    };
+    this.subscriptions.set(tracked, subscription);
+    return tracked;
+  }
+
+  /** Resolves once every open subscription's consumer is connected to the proxy. */
+  async ready(): Promise<void> {
+    await Promise.all([...this.subscriptions.values()].map((s) => s.started));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.subscriptions.keys()].map((s) => s.close()));
+    const producer = this.producer;
+    this.producer = undefined;
+    if (producer) await producer.then((p) => p.shutdown()).catch(() => undefined);
+  }
+
+  private startProducer(): Promise<Producer> {
+    if (!this.producer) {
+      const producer = new Producer({
+        endpoints: this.opts.endpoints,
+        namespace: this.opts.namespace ?? '',
+        topic: this.opts.parentTopic,
+        maxAttempts: 2,
+      });
+      this.producer = producer.startup().then(() => producer);
+      // A failed start is not cached: the next send tries again (the broker may be back).
+      this.producer.catch(() => (this.producer = undefined));
+    }
+    return this.producer;
+  }
+
+  private withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const cancel = this.opts.clock.setTimer(ms, () => reject(new QueueUnavailableError(`${what} timed out after ${ms} ms`)));
+      work.then(
+        (v) => {
+          cancel();
+          resolve(v);
+        },
+        (e: unknown) => {
+          cancel();
+          reject(e);
+        },
+      );
+    });
+  }
+}
+
+/** One LitePushConsumer, started in the background (and retried until it is up or closed). */
+class RocketMQSubscription {
+  /** Resolves once the consumer is connected; for callers that must not send before. */
+  readonly started: Promise<void>;
+  private consumer: LitePushConsumer | undefined;
+  private closing = false;
+  private readonly limiter: Limiter;
+  private readonly failures = new FailureCounts();
+
+  constructor(
+    private readonly opts: RocketMQLiteQueueOptions,
+    private readonly handler: MessageHandler,
+    options: SubscribeOptions,
+    private readonly maxAttempts: number,
+    private readonly backoff: (failures: number) => number,
+  ) {
+    this.limiter = new Limiter(options.concurrency);
+    this.started = this.start(options.concurrency);
+    // close() reports start failures; nobody else may be listening.
+    this.started.catch(() => undefined);
+  }
+
+  private async start(concurrency: number): Promise<void> {
+    let delay = 500;
+    for (;;) {
+      if (this.closing) throw new Error('subscription closed before the consumer started');
+      try {
+        this.consumer = await new LitePushConsumerBuilder()
+          .setClientConfiguration({ endpoints: this.opts.endpoints, namespace: this.opts.namespace ?? '' })
+          .setConsumerGroup(this.opts.consumerGroup)
+          .bindTopic(this.opts.parentTopic)
+          // Different LiteTopics of one received batch run in parallel (still FIFO within each).
+          .setEnableFifoConsumeAccelerator(true)
+          // Messages waiting for a handler slot use up their invisible time; keep few cached.
+          .setMaxCacheMessageCount(Math.max(32, concurrency * 4))
+          .setMessageListener({ consume: (view) => this.consume(view) })
+          .build();
+        if (this.closing) await this.consumer.close();
+        return;
+      } catch (err) {
+        await new Promise<void>((resolve) => this.opts.clock.setTimer(delay, resolve));
+        delay = Math.min(10_000, delay * 2);
+        if (this.closing) throw err;
+      }
+    }
+  }
+
+  private async consume(view: MessageView): Promise<RmqResult> {
+    if (this.closing) return ConsumeResultSuspend.of(HAND_BACK_MS);
+    return this.limiter.run(async () => {
+      if (this.closing) return ConsumeResultSuspend.of(HAND_BACK_MS);
+      const failures = this.failures.get(view.messageId);
+      const message: LiteMessage = {
+        messageId: view.messageId,
+        liteTopic: view.liteTopic ?? '',
+        body: view.body.toString('utf8'),
+        attempt: failures + 1,
+      };
+      if (failures >= this.maxAttempts) return this.deadLetter(message, 'dead-letter sink failed earlier');
+      let result: ConsumeResult;
+      try {
+        result = await this.handler(message);
+      } catch (err) {
+        result = { kind: 'failure', reason: `handler threw: ${err instanceof Error ? err.message : String(err)}` };
+      }
+      return this.settle(message, result);
+    });
+  }
+
+  private async settle(message: LiteMessage, result: ConsumeResult): Promise<RmqResult> {
+    switch (result.kind) {
+      case 'success':
+        this.failures.forget(message.messageId);
+        return RmqResult.SUCCESS;
+      case 'suspend':
+        return ConsumeResultSuspend.of(Math.max(MIN_SUSPEND_MS, Math.round(result.ms)));
+      case 'failure': {
+        const failures = message.attempt;
+        this.failures.set(message.messageId, failures);
+        const reason = result.reason ?? 'handler failed';
+        if (failures >= this.maxAttempts) return this.deadLetter(message, reason);
+        // Backoff as a Suspend: the message stays at the head of its LiteTopic (FIFO)
+        // and only that LiteTopic waits.
+        return ConsumeResultSuspend.of(Math.max(MIN_SUSPEND_MS, Math.round(this.backoff(failures))));
+      }
+    }
+  }
+
+  private async deadLetter(message: LiteMessage, reason: string): Promise<RmqResult> {
+    try {
+      await this.opts.onDeadLetter({ message, reason: `${reason} (after ${message.attempt} attempts)` });
+    } catch {
+      return ConsumeResultSuspend.of(Math.max(MIN_SUSPEND_MS, Math.round(this.backoff(this.maxAttempts))));
+    }
+    this.failures.forget(message.messageId);
+    return RmqResult.SUCCESS;
+  }
+
+  /** Stops taking messages; handlers already running finish and their results are settled. */
+  async close(): Promise<void> {
+    this.closing = true;
+    try {
+      await this.started;
+    } catch {
+      return;
+    }
+    // The client waits for its in-flight long poll and for every cached message to
+    // settle; messages not yet handled are handed back with a short Suspend above.
+    await this.consumer?.close();
+  }
+}
