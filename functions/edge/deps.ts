@@ -36,6 +36,8 @@ export interface AdmissionEvent {
   readonly reason?: string;
   /** For admissions near a limit: the warning sent in `x-sluice-warning`. */
   readonly warning?: string;
+  /** For degrade-tier admissions past their soft quota: the slow-down sent in `x-sluice-degraded`. */
+  readonly degraded?: string;
   /** The request id, also the envelope id for admissions. */
   readonly id: string;
 }

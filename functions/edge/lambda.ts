@@ -16,7 +16,7 @@ const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
 const parts = await createParts(config, systemClock, log);
 log.info(parts.describe, 'parts');
-const emf = createEmfTelemetry({ clock: systemClock, log, policy: parts.policy, gauges: false });
+const emf = createEmfTelemetry({ clock: systemClock, log, policy: parts.policy, gauges: false, serviceName: 'sluice-edge', stage: config.SLUICE_STAGE });
 
 export const app = createEdgeApp({
   clock: systemClock,

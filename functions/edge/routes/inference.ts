@@ -62,7 +62,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       : /\brespond-async\b/i.test(c.req.header('prefer') ?? '') || tier.replyMode === 'async'
         ? 'async'
         : 'sync';
-    deps.onAdmission?.({ ...who, outcome: 'admitted', mode, warning: admission.warning });
+    deps.onAdmission?.({ ...who, outcome: 'admitted', mode, warning: admission.warning, degraded: admission.degraded });
     const now = deps.clock.now();
     const envelope: Envelope = {
       id: c.get('requestId'),
