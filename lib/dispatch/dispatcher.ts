@@ -34,6 +34,8 @@ export interface DispatcherOptions {
   readonly leaseMs?: number;
   /** How often a paused tenant's or account's queued work looks again. */
   readonly pausedRecheckMs?: number;
+  /** Release slots are booked up to this far ahead (default 30 s); longer waits are re-asked. */
+  readonly reserveUpToMs?: number;
   readonly upstreamTimeoutMs?: number;
 }
 
@@ -98,6 +100,31 @@ export async function settleDeadLetter(
   await settlement(deps).failForGood(envelope, 500, `dispatch failed on every attempt: ${deadLetter.reason}`);
 }
 
+/**
+ * Release slots this dispatcher booked for messages now suspended, by message id.
+ * In memory: a message redelivered to another dispatcher just books again, which
+ * only ever slows its LiteTopic, never lets it run faster than its pace.
+ */
+function createReleaseBook(clock: Clock, reserveUpToMs: number) {
+  const book = new Map<string, number>();
+  let holds = 0;
+  return {
+    hold(messageId: string, at: number): void {
+      book.set(messageId, at);
+      // Entries of messages that never came back (expired, served elsewhere) age out.
+      if (++holds % 1024 === 0) {
+        const stale = clock.now() - 2 * reserveUpToMs - 60_000;
+        for (const [id, t] of book) if (t < stale) book.delete(id);
+      }
+    },
+    take(messageId: string): number | undefined {
+      const at = book.get(messageId);
+      book.delete(messageId);
+      return at;
+    },
+  };
+}
+
 export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const { clock, store, results, upstream, log } = deps;
   const maxAttempts = deps.options?.maxAttempts ?? 3;
@@ -108,6 +135,8 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const emit = deps.onEvent ?? (() => {});
   const congestion = deps.congestion ?? createCongestion({ clock, onChange: (model, factor) => emit({ type: 'congestion', model, factor }) });
   const roundRobin = new Map<string, number>();
+  const reserveUpToMs = deps.options?.reserveUpToMs ?? 30_000;
+  const releases = createReleaseBook(clock, reserveUpToMs);
 
   function pickUpstream(model: string, upstreams: readonly string[]): string {
     const n = roundRobin.get(model) ?? 0;
@@ -154,15 +183,30 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
 
     const limits = resolveLimits(policy, account, envelope.model).accountModel;
     const rate = limits.rate * envelope.paceFactor * congestion.factor(envelope.model);
-    const pace = { key: paceKey(envelope.tenant, envelope.liteTopic), rate, burst: limits.burst };
-    for (;;) {
-      const wait = await store.pace(pace);
-      if (wait === 0) break;
-      if (wait >= minSuspendMs) {
-        emit({ type: 'suspended', envelope, ms: wait, cause: 'pace' });
-        return Consume.suspend(wait);
+    // A message that already holds a release slot (booked earlier, or released and then
+    // stopped at the capacity gate) does not pay for another one.
+    const booked = releases.take(message.messageId);
+    if (booked !== undefined && booked > clock.now()) {
+      const ms = booked - clock.now();
+      if (ms >= minSuspendMs) {
+        releases.hold(message.messageId, booked);
+        emit({ type: 'suspended', envelope, ms, cause: 'pace' });
+        return Consume.suspend(ms);
       }
-      await sleep(clock, wait);
+      await sleep(clock, ms);
+    } else if (booked === undefined) {
+      const pace = { key: paceKey(envelope.tenant, envelope.liteTopic), rate, burst: limits.burst, reserveUpToMs };
+      for (;;) {
+        const { waitMs, reserved } = await store.paceReserving(pace);
+        if (waitMs === 0) break;
+        if (waitMs >= minSuspendMs) {
+          if (reserved) releases.hold(message.messageId, clock.now() + waitMs);
+          emit({ type: 'suspended', envelope, ms: waitMs, cause: 'pace' });
+          return Consume.suspend(waitMs);
+        }
+        await sleep(clock, waitMs);
+        if (reserved) break;
+      }
     }
 
     const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
@@ -172,6 +216,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     const slot = await store.acquireSlot({ ...gate, key: slotKey, tier: envelope.tier, leaseId, leaseMs });
     if (!slot.granted) {
       const ms = Math.max(minSuspendMs, slot.retryAfterMs);
+      releases.hold(message.messageId, clock.now());
       emit({ type: 'suspended', envelope, ms, cause: 'capacity' });
       return Consume.suspend(ms);
     }

@@ -116,6 +116,12 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       return decision.waitMs;
     },
 
+    async paceReserving(input) {
+      const decision = pace(input, tats.get(input.key), clock.now(), input.reserveUpToMs);
+      if (decision.tat !== undefined) tats.set(input.key, decision.tat);
+      return { waitMs: decision.waitMs, reserved: decision.reserved };
+    },
+
     async acquireSlot(request: SlotRequest): Promise<SlotDecision> {
       const now = clock.now();
       const leases = leasesOf(request.key, now);

@@ -280,6 +280,14 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
       return fallback.pace({ ...input, rate: input.rate * factor });
     },
 
+    async paceReserving(input) {
+      const result = await attempt('paceReserving', () => primary.paceReserving(input));
+      if (result) return result.value;
+      if (mode === 'fail-closed') throw unavailable();
+      counts.degraded++;
+      return fallback.paceReserving({ ...input, rate: input.rate * factor });
+    },
+
     async acquireSlot(request: SlotRequest): Promise<SlotDecision> {
       const result = await attempt('acquireSlot', () => primary.acquireSlot(request));
       if (result) return result.value;

@@ -68,6 +68,14 @@ export interface PaceInput {
   readonly rate: number;
   /** Releases allowed back to back (1 = strict leaky bucket). */
   readonly burst: number;
+  /** Book the next slot when it is at most this far away (see lib/limits/gcra.ts). */
+  readonly reserveUpToMs?: number;
+}
+
+export interface PaceOutcome {
+  /** 0: release now. Otherwise the wait, either booked (`reserved`) or just advice. */
+  readonly waitMs: number;
+  readonly reserved: boolean;
 }
 
 export interface SlotRequest {
@@ -96,6 +104,8 @@ export interface RateStore {
   leaveReservoir(key: string): Promise<void>;
   /** GCRA: 0 when the release may happen now (and records it), else ms to wait (records nothing). */
   pace(input: PaceInput): Promise<number>;
+  /** GCRA that books a slot up to `reserveUpToMs` ahead; a booked wait needs no second call. */
+  paceReserving(input: PaceInput & { readonly reserveUpToMs: number }): Promise<PaceOutcome>;
   acquireSlot(request: SlotRequest): Promise<SlotDecision>;
   releaseSlot(key: string, leaseId: string): Promise<void>;
   close(): Promise<void>;

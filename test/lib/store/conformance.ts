@@ -226,6 +226,20 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
         expect(await store.pace(p)).toBe(0);
       });
 
+      it('books release slots ahead when asked, each its own, and only up to the horizon', async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const p = { key: paceKey(`t-${uid()}`, 'booked'), rate: 10, burst: 1, reserveUpToMs: 250 };
+        expect(await store.paceReserving(p)).toEqual({ waitMs: 0, reserved: false });
+        expect(await store.paceReserving(p)).toEqual({ waitMs: 100, reserved: true });
+        expect(await store.paceReserving(p)).toEqual({ waitMs: 200, reserved: true });
+        // The next slot is 300 ms away, past the horizon: advice only, nothing booked.
+        expect(await store.paceReserving(p)).toEqual({ waitMs: 300, reserved: false });
+        expect(await store.pace(p)).toBe(300);
+        await clock.advance(300);
+        expect(await store.pace(p)).toBe(0);
+      });
+
       it('paces a burst of 50 at 10/s (the second seed), with fractional intervals exact', async () => {
         const clock = new VirtualClock(5_000);
         const store = await open(clock);
