@@ -34,8 +34,11 @@ export interface Seed2Params {
   readonly gpuSlots: number;
   readonly realtimeTokens: readonly [number, number];
   readonly batchTokens: readonly [number, number];
-  /** Most requests waiting in one LiteTopic (the whole campaign shares one: batch.marketing.sim-llm). */
-  readonly reservoir: number;
+  /**
+   * Most requests waiting in one LiteTopic (the whole campaign shares one: batch.marketing.sim-llm);
+   * unset: the policy's default, what the pace releases within the tier's maximum wait.
+   */
+  readonly reservoir?: number;
   /** Extra reservoir booked for the campaign's window, in the "booked" run. */
   readonly bookedReservoir: number;
 }
@@ -53,7 +56,7 @@ export const seed2Full: Seed2Params = {
   gpuSlots: 32,
   realtimeTokens: [32, 128],
   batchTokens: [64, 192],
-  reservoir: defaultLimits.accountModel.reservoir,
+  reservoir: undefined,
   bookedReservoir: 2_000,
 };
 
@@ -65,8 +68,9 @@ export const seed2Small: Seed2Params = {
   realtimeAccounts: 3,
   realtimePerSec: 0.75,
   gpuSlots: 8,
-  // Scaled with the volume, so the campaign meets the reservoir as the full run does.
-  reservoir: defaultLimits.accountModel.reservoir / 4,
+  // Scaled with the volume, so the campaign meets the reservoir as the full run does
+  // (the full run's default: 10/s x the batch tier's 300 s maximum wait = 3,000).
+  reservoir: 750,
   bookedReservoir: 500,
 };
 
@@ -99,7 +103,7 @@ export function seed2World(seed: number, p: Seed2Params, booked = false): World 
     trace: merge(...traces),
     accounts,
     tiers: defaultTiers,
-    defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, reservoir: p.reservoir } },
+    defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, ...(p.reservoir === undefined ? {} : { reservoir: p.reservoir }) } },
     // The seed's "burst quota booked ahead of a known event": more room to wait during the campaign.
     ...(booked ? { reservations: [{ id: 'campaign', tenant: 'marketing', fromMs: p.burstStartMs - 60_000, toMs: p.burstStartMs + p.burstMs + 60_000, extra: { reservoir: p.bookedReservoir } }] } : {}),
     gpu: { slots: p.gpuSlots, baseTokenMs: 10, queueLimit: p.gpuSlots, maxQueueWaitMs: 5_000 },

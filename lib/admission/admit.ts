@@ -89,6 +89,14 @@ export function windowLimits(policy: Policy, request: AdmissionRequest): WindowL
   return out;
 }
 
+/** The LiteTopic's reservoir: as set, or what its pace releases within the tier's maximum wait. */
+export function reservoirSize(policy: Policy, request: AdmissionRequest): number {
+  const { accountModel } = resolveLimits(policy, request.account.account, request.model);
+  if (accountModel.reservoir !== undefined) return accountModel.reservoir;
+  const maxWaitMs = policy.tiers[request.account.account.tier]?.maxQueueWaitMs ?? 60_000;
+  return Math.max(1, Math.floor((accountModel.rate * maxWaitMs) / 1000));
+}
+
 /**
  * How far a degrade-tier account is past its soft quota, as a pace multiplier:
  * each doubling past the quota halves the pace, up to the tier's step limit.
@@ -121,7 +129,7 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
   }
   const liteTopic = liteTopicName(account.tier, account.tenant, request.model);
   const resolved = resolveLimits(policy, account, request.model);
-  const reservoir = { key: reservoirKey(account.tenant, liteTopic), max: resolved.accountModel.reservoir + bookedExtra(policy, request).reservoir };
+  const reservoir = { key: reservoirKey(account.tenant, liteTopic), max: reservoirSize(policy, request) + bookedExtra(policy, request).reservoir };
   const decision: AdmitDecision = await store.admit({ limits, reservoir });
   if (!decision.allowed) {
     const denied = decision.deniedBy;

@@ -7,9 +7,13 @@ export const defaultTiers: PolicyInput['tiers'] = {
   offline: { weight: 1, share: 0.15, lendable: 0.5, overQuota: 'degrade', warnRatio: 0.8, replyMode: 'async', maxQueueWaitMs: 60 * 60_000 },
 };
 
-/** The second seed's token bucket (burst 50, 10 per second) and generous windows. */
+/**
+ * The second seed's token bucket (burst 50, 10 per second) and generous windows.
+ * No reservoir: each LiteTopic holds what its pace can release within its tier's
+ * maximum queue wait (realtime 100, batch 3,000, offline 36,000 at 10/s).
+ */
 export const defaultLimits: PolicyInput['defaults'] = {
-  accountModel: { rpm: 600, tpm: 200_000, rate: 10, burst: 50, reservoir: 1_000 },
+  accountModel: { rpm: 600, tpm: 200_000, rate: 10, burst: 50 },
   tenantModel: { rpm: 3_000, tpm: 1_000_000 },
   tenant: { rpm: 6_000, tpm: 2_000_000 },
 };

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Account, Limits, Policy } from './schema.js';
 
 export interface ResolvedLimits {
-  readonly accountModel: Required<Limits>;
+  readonly accountModel: Required<Omit<Limits, 'reservoir'>> & Pick<Limits, 'reservoir'>;
   readonly tenantModel: { readonly rpm?: number; readonly tpm?: number };
   readonly tenant: { readonly rpm?: number; readonly tpm?: number };
 }

@@ -19,7 +19,11 @@ export const Limits = z
     rate: z.number().positive(),
     /** Releases allowed back to back; 1 is a strict leaky bucket. */
     burst: z.number().int().positive(),
-    /** Most requests waiting in the LiteTopic. */
+    /**
+     * Most requests waiting in the LiteTopic. Unset: as many as its pace can release
+     * within the tier's maximum queue wait (rate x maxQueueWaitMs) — more would only
+     * expire, fewer would refuse work that could have been served.
+     */
     reservoir: z.number().int().positive(),
   })
   .partial()
@@ -125,7 +129,7 @@ export const Policy = z
     /** Limits applied where nothing more specific is set. */
     defaults: z
       .object({
-        accountModel: Limits.required(),
+        accountModel: Limits.required({ rpm: true, tpm: true, rate: true, burst: true }),
         tenantModel: Limits.pick({ rpm: true, tpm: true }).required(),
         tenant: Limits.pick({ rpm: true, tpm: true }).required(),
       })

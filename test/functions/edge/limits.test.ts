@@ -97,7 +97,8 @@ describe('edge + dispatcher: failures', () => {
   it('answers 504 expired when a request waits longer than its tier allows', async () => {
     sluice = await startTestSluice({
       overrides: {
-        defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rate: 1, burst: 1 } },
+        // An explicit reservoir: the derived one (1/s x 300 ms) would refuse the second request up front.
+        defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rate: 1, burst: 1, reservoir: 10 } },
         tiers: {
           realtime: { weight: 6, share: 0.6, overQuota: 'reject', maxQueueWaitMs: 300 },
           batch: { weight: 2, share: 0.25, overQuota: 'degrade', maxQueueWaitMs: 300 },

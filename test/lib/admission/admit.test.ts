@@ -79,3 +79,17 @@ describe('pause', () => {
     expect((await admit(store, policy, { account: as('rt'), model: 'm', tokenEstimate: 1, now: 0 })).outcome).toBe('admit');
   });
 });
+
+describe('reservoir', () => {
+  it('defaults to what the pace releases within the tier’s maximum wait, unless set', async () => {
+    const { reservoirSize } = await import('../../../lib/admission/admit.js');
+    const { policy, as } = setup();
+    // 10/s: realtime waits at most 10 s, batch 5 min.
+    expect(reservoirSize(policy, { account: as('rt'), model: 'm', tokenEstimate: 1, now: 0 })).toBe(100);
+    expect(reservoirSize(policy, { account: as('svc1'), model: 'm', tokenEstimate: 1, now: 0 })).toBe(3_000);
+    const set = setup((p) => {
+      p.accounts.rt!.limits = { reservoir: 7 };
+    });
+    expect(reservoirSize(set.policy, { account: set.as('rt'), model: 'm', tokenEstimate: 1, now: 0 })).toBe(7);
+  });
+});
