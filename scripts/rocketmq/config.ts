@@ -45,6 +45,11 @@ export function writeHome(home: string, ports: RocketMQPorts): HomeFiles {
       // LiteTopics are LMQ queues written through multi-dispatch; both are off by default.
       enableLmq: true,
       enableMultiDispatch: true,
+      // Without the quota flag the broker creates LiteTopics until mmap or disk give
+      // out; with it, a new LiteTopic past the cap is refused (LMQ_QUOTA_EXCEEDED, which
+      // the proxy reports as LITE_TOPIC_QUOTA_EXCEEDED) and existing ones keep working.
+      enableLmqQuota: true,
+      maxLmqConsumeQueueNum: 30_000,
       // Sparse files, but each LiteTopic maps its own consume-queue file: keep the
       // per-file size small so thousands of LiteTopics fit in address space and disk.
       mappedFileSizeCommitLog: 256 * 1024 * 1024,

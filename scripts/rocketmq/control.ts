@@ -10,6 +10,7 @@ import type { RocketMQ } from './index.ts';
 export interface RocketMQControl {
   createLiteTopic(topic: string, expirationMinutes?: number): Promise<void>;
   createWildcardGroup(group: string, parentTopic: string, opts?: Partial<WildcardGroupOptions>): Promise<void>;
+  updateBrokerConfig(values: Record<string, string | number | boolean>): Promise<void>;
   killBroker(): Promise<void>;
   restartBroker(): Promise<void>;
 }
@@ -30,6 +31,8 @@ export function serveControl(mq: RocketMQ): Promise<{ url: string; close(): Prom
               String(body.parentTopic),
               (body.opts ?? {}) as Partial<WildcardGroupOptions>,
             );
+          case '/broker/config':
+            return mq.updateBrokerConfig(body as Record<string, string | number | boolean>);
           case '/broker/kill':
             return mq.killBroker();
           case '/broker/restart':
@@ -64,6 +67,7 @@ export function controlClient(url: string): RocketMQControl {
   return {
     createLiteTopic: (topic, expirationMinutes) => call('/lite-topic', { topic, expirationMinutes }),
     createWildcardGroup: (group, parentTopic, opts) => call('/group', { group, parentTopic, opts }),
+    updateBrokerConfig: (values) => call('/broker/config', values),
     killBroker: () => call('/broker/kill'),
     restartBroker: () => call('/broker/restart'),
   };

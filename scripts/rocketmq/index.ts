@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createLiteParentTopic, createWildcardGroup, type WildcardGroupOptions } from './admin.ts';
+import { createLiteParentTopic, createWildcardGroup, updateBrokerConfig, type WildcardGroupOptions } from './admin.ts';
 import { writeHome, type HomeFiles, type RocketMQPorts } from './config.ts';
 import { killJava, portAccepts, startJava, stopJava, waitUntil, type JavaProcess } from './jvm.ts';
 import { fetchJars } from './maven.ts';
@@ -39,6 +39,8 @@ export interface RocketMQ {
   createLiteTopic(topic: string, expirationMinutes?: number): Promise<void>;
   /** Creates another wildcard consumer group bound to `parentTopic`. */
   createWildcardGroup(group: string, parentTopic: string, opts?: Partial<WildcardGroupOptions>): Promise<void>;
+  /** Runtime broker settings (e.g. maxLmqConsumeQueueNum); lost on restart unless persisted by the broker. */
+  updateBrokerConfig(values: Record<string, string | number | boolean>): Promise<void>;
   /** kill -9 of the broker JVM; namesrv and proxy stay up. */
   killBroker(): Promise<void>;
   /** Starts the broker again on the same ports and store, and waits until it is registered. */
@@ -129,6 +131,7 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
       async createWildcardGroup(group, topic, groupOpts) {
         await createWildcardGroup(brokerAddr, group, topic, { ...DEFAULT_GROUP, ...groupOpts });
       },
+      updateBrokerConfig: (values) => updateBrokerConfig(brokerAddr, values),
       async killBroker() {
         if (procs.broker) {
           log('killing broker (SIGKILL)');

@@ -1,20 +1,28 @@
-import { BadRequestException, LiteTopicQuotaExceededException } from 'rocketmq-client-nodejs';
+import { LiteTopicQuotaExceededException } from 'rocketmq-client-nodejs';
 import { LiteTopicQuotaError, QueueUnavailableError } from '../types.js';
 
-// Proxy status codes for LiteTopic quota refusals: LITE_TOPIC_QUOTA_EXCEEDED on send,
-// LITE_SUBSCRIPTION_QUOTA_EXCEEDED (and plain 429 on older paths) on subscription.
+// Proxy status codes (apache/rocketmq/v2 definition.proto): the thousands digit
+// block follows HTTP. 429xx quota refusals for LiteTopics; 400xx, 401xx, 403xx,
+// 413xx, 431xx mean the request itself is wrong (e.g. 40020 ILLEGAL_LITE_TOPIC,
+// which 1.0.8's StatusChecker does not know and reports as UnsupportedException).
 const QUOTA_CODES = new Set([42901, 42902]);
+const REQUEST_FAULT_FAMILIES = new Set([400, 401, 403, 413, 431]);
 
 /**
  * What a send failure means to Sluice: the broker is out of LiteTopic room (the edge
- * answers 429 for that tenant), the request itself is wrong (a bug: rethrown as is),
- * or the queue is unavailable right now (the edge spills to SQS).
+ * answers 429 for that tenant), the request itself is wrong (a bug: rethrown as is,
+ * never spilled), or the queue is unavailable right now (the edge spills to SQS).
+ * Not-found (404xx) counts as unavailable: while the only broker is down the proxy
+ * has no route for the topic.
  */
 export function mapSendError(err: unknown, liteTopic: string): Error {
   if (err instanceof LiteTopicQuotaExceededException) return new LiteTopicQuotaError(liteTopic, err.message);
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'number' && QUOTA_CODES.has(code)) return new LiteTopicQuotaError(liteTopic, String(err));
-  if (err instanceof BadRequestException) return err;
+  if (typeof code === 'number') {
+    if (QUOTA_CODES.has(code)) return new LiteTopicQuotaError(liteTopic, String(err));
+    if (REQUEST_FAULT_FAMILIES.has(Math.floor(code / 100))) return err as Error;
+  }
+  if (err instanceof QueueUnavailableError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new QueueUnavailableError(`RocketMQ send to ${liteTopic} failed: ${message}`, { cause: err });
 }

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { systemClock } from '../../../functions/runtime/system-clock.js';
+import { liteTopicName, MAX_LITE_TOPIC_LENGTH } from '../../../lib/queue/lite-topic-name.js';
+import { RocketMQLiteQueue } from '../../../lib/queue/rocketmq/index.js';
+import { Consume, LiteTopicQuotaError, QueueUnavailableError, type LiteMessage } from '../../../lib/queue/types.js';
+import { controlClient } from '../../../scripts/rocketmq/control.ts';
+import { freePort } from '../../../scripts/rocketmq/ports.ts';
+
+// What the RocketMQ adapter adds over the conformance suite: names the proxy accepts,
+// error mapping against a real proxy and broker, and a close that drains.
+const mq = inject('rocketmq');
+const control = controlClient(mq.controlUrl);
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+async function freshQueue(extra: Partial<ConstructorParameters<typeof RocketMQLiteQueue>[0]> = {}) {
+  const id = randomUUID().slice(0, 8);
+  const parentTopic = `adapter-${id}`;
+  const consumerGroup = `adapter-g-${id}`;
+  await control.createLiteTopic(parentTopic);
+  await control.createWildcardGroup(consumerGroup, parentTopic, { orderly: true, maxAttempts: 16 });
+  const queue = new RocketMQLiteQueue({
+    endpoints: mq.endpoints,
+    parentTopic,
+    consumerGroup,
+    clock: systemClock,
+    onDeadLetter: () => undefined,
+    ...extra,
+  });
+  closers.push(() => queue.close());
+  return queue;
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('LiteTopic names', () => {
+  const cases: Array<[string, string, string]> = [
+    ['realtime', 'acme', 'llama-3.1-8b-instruct'],
+    ['batch', 'tenant.with.dots', 'org/model:latest'],
+    ['batch', 'tenant', 'with.dots.org/model:latest'],
+    ['offline', '租户', 'モデル'],
+    ['realtime', 'a'.repeat(80), 'model-one'],
+    ['realtime', 'a'.repeat(80), 'model-two'],
+    ['realtime', 'under_score', 'x'],
+    ['realtime', 'under', '5fscore-x'],
+  ];
+
+  it('are distinct, within [A-Za-z0-9_-] and 64 bytes, including the long hashed form', () => {
+    const names = cases.map(([t, te, m]) => liteTopicName(t, te, m));
+    expect(new Set(names).size).toBe(names.length);
+    for (const n of names) {
+      expect(n).toMatch(/^[A-Za-z0-9_-]+$/);
+      expect(Buffer.byteLength(n)).toBeLessThanOrEqual(MAX_LITE_TOPIC_LENGTH);
+    }
+    // A dot inside a part never reads as the separator.
+    expect(liteTopicName('a.b', 'c', 'd')).not.toBe(liteTopicName('a', 'b.c', 'd'));
+  });
+
+  it('are accepted by the proxy and come back unchanged on delivery', async () => {
+    const queue = await freshQueue();
+    const seen = new Map<string, string>();
+    queue.subscribe(async (m) => {
+      seen.set(m.body, m.liteTopic);
+      return Consume.success;
+    }, { concurrency: 4 });
+    await queue.ready();
+    const names = cases.map(([t, te, m]) => liteTopicName(t, te, m));
+    for (const n of names) await queue.send(n, `body:${n}`);
+    await until('every name', () => seen.size === names.length);
+    for (const n of names) expect(seen.get(`body:${n}`)).toBe(n);
+  });
+});
+
+describe('RocketMQ adapter errors', () => {
+  it('rejects a name the proxy refuses as a bad request, not as an outage to spill', async () => {
+    const queue = await freshQueue();
+    const err = await queue.send('realtime.acme.model', 'x').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(QueueUnavailableError);
+    expect(String(err)).toMatch(/lite topic/i);
+  });
+
+  it('reports an unreachable proxy as QueueUnavailableError', async () => {
+    const queue = new RocketMQLiteQueue({
+      endpoints: `127.0.0.1:${await freePort()}`,
+      parentTopic: mq.parentTopic,
+      consumerGroup: mq.consumerGroup,
+      clock: systemClock,
+      onDeadLetter: () => undefined,
+      sendTimeoutMs: 1_000,
+    });
+    closers.push(() => queue.close());
+    await expect(queue.send('lt', 'x')).rejects.toBeInstanceOf(QueueUnavailableError);
+  });
+
+  it('maps the broker refusing a new LiteTopic over its quota to LiteTopicQuotaError; existing LiteTopics keep working', async () => {
+    const queue = await freshQueue();
+    const existing = `exists-${randomUUID().slice(0, 8)}`;
+    await queue.send(existing, 'before the cap');
+    await control.updateBrokerConfig({ maxLmqConsumeQueueNum: 1 });
+    try {
+      const err = await queue.send(`fresh-${randomUUID().slice(0, 8)}`, 'x').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LiteTopicQuotaError);
+      await expect(queue.send(existing, 'after the cap')).resolves.toHaveProperty('messageId');
+    } finally {
+      await control.updateBrokerConfig({ maxLmqConsumeQueueNum: 30_000 });
+    }
+  });
+});
+
+describe('RocketMQ adapter close', () => {
+  it('waits for running handlers, acks their messages, and hands the rest to the next consumer', async () => {
+    const queue = await freshQueue();
+    const topic = `drain-${randomUUID().slice(0, 8)}`;
+    for (let i = 0; i < 5; i++) await queue.send(topic, String(i));
+
+    const firstRun: LiteMessage[] = [];
+    let finished = 0;
+    const first = queue.subscribe(async (m) => {
+      firstRun.push(m);
+      await new Promise((r) => setTimeout(r, 1_500));
+      finished++;
+      return Consume.success;
+    }, { concurrency: 1 });
+    await until('the first handler to start', () => firstRun.length === 1);
+    await first.close();
+    expect(finished, 'close waited for the running handler').toBe(firstRun.length);
+
+    const secondRun: string[] = [];
+    queue.subscribe(async (m) => {
+      secondRun.push(m.body);
+      return Consume.success;
+    }, { concurrency: 1 });
+    const doneFirst = firstRun.map((m) => m.body);
+    const rest = ['0', '1', '2', '3', '4'].filter((b) => !doneFirst.includes(b));
+    await until('the rest after the restart', () => rest.every((b) => secondRun.includes(b)));
+    // Handled-and-acked messages are not delivered again, and order holds.
+    expect(secondRun.filter((b) => doneFirst.includes(b))).toEqual([]);
+    expect(secondRun).toEqual(rest);
+  });
+});
