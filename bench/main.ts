@@ -29,7 +29,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
 };
 
 export const REAL_ENGINE_UNAVAILABLE =
-  'not available yet: needs the Redis store and RocketMQ adapter (the lab runs --engine real on redis-server and a RocketMQ LiteQueue at a scaled-down rate once both are wired as parts); use --engine embedded';
+  'not available yet: the Redis store and the RocketMQ adapter have landed, but the lab has no runner for them yet (redis-server and RocketMQ started by scripts/, real time at a scaled-down rate); use --engine embedded';
 
 export interface CliOptions {
   readonly scenario: string;

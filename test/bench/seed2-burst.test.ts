@@ -5,23 +5,20 @@ import { seed2Burst, seed2Small } from '../../bench/scenarios/seed2-burst.js';
 // service accounts in 3 minutes, realtime at 0.75/s, 8 GPU slots: the full run's shape at 1/4 the
 // volume and pool (full: 2,800 from 40 accounts, 3/s realtime, 32 slots).
 describe('seed2-burst (small: 700 batch requests from 10 accounts, 8 GPU slots)', () => {
-  it('realtime stays at >= 99.5% success; >= 95% of the batch is absorbed with the burst booked, ~90% on defaults', { timeout: 120_000 }, async () => {
+  it('realtime stays at >= 99.5% success and >= 95% of the batch is absorbed, on defaults and with the burst booked', { timeout: 120_000 }, async () => {
     const out = await seed2Burst.run({ seed: 1, size: 'small', flags: {}, log: () => {} });
     const h = out.headline;
     console.log(`seed2-burst small: ${JSON.stringify(h)}`);
     expect(seed2Small.batchRequests).toBe(700);
-    // With the campaign booked ahead (the seed's "burst quota booked before a known event"):
-    // the seed's figures hold.
+    // The seed's figures, on the policy defaults (the reservoir defaults to what the LiteTopic's
+    // pace releases within the batch tier's 5 min maximum wait; scaled to 750 here)...
+    expect(h.sluiceRealtimeSuccess as number).toBeGreaterThanOrEqual(0.995);
+    expect(h.sluiceBatchAbsorbed as number).toBeGreaterThanOrEqual(0.95);
+    expect(h.sluiceGpuRefused).toBe(0);
+    // ...and with the campaign booked ahead (the seed's "burst quota booked before a known event").
     expect(h.bookedRealtimeSuccess as number).toBeGreaterThanOrEqual(0.995);
     expect(h.bookedBatchAbsorbed as number).toBeGreaterThanOrEqual(0.95);
     expect(h.bookedGpuRefused).toBe(0);
-    // On the policy defaults realtime holds too, but the batch is NOT 95% absorbed: the whole
-    // campaign waits in one LiteTopic and the default reservoir (1,000 waiting, scaled here to
-    // 250) refuses the rest (~90% absorbed, full size and small). Asserted as it is, not as the
-    // target: the gap is the reservoir default, not the queue.
-    expect(h.sluiceRealtimeSuccess as number).toBeGreaterThanOrEqual(0.995);
-    expect(h.sluiceBatchAbsorbed as number).toBeGreaterThan(0.85);
-    expect(h.sluiceGpuRefused).toBe(0);
     // The baseline is worse on both counts: the burst goes straight to the GPU.
     expect(h.baselineRealtimeSuccess as number).toBeLessThan(h.sluiceRealtimeSuccess as number);
     expect(h.baselineBatchAbsorbed as number).toBeLessThan(h.sluiceBatchAbsorbed as number);
