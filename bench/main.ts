@@ -41,10 +41,22 @@ export interface CliOptions {
   readonly flags: Record<string, string>;
 }
 
+/**
+ * Benchmarks of one part on real services (they start their own redis-server and
+ * friends), run as scripts of their own: `npm run bench -- admission [--ops N]`.
+ */
+export const SERVICE_BENCHES: Readonly<Record<string, { readonly module: string; readonly description: string }>> = {
+  admission: { module: './admission.ts', description: 'admission over Redis TCP and Upstash REST vs @upstash/ratelimit, EVALSHA floor, cached denials' },
+  'results-wake': { module: './results-wake.ts', description: 'time from a stored result to the waiting edge waking, embedded vs TCP vs REST' },
+};
+
 const USAGE = `usage: npm run bench -- <scenario> [--engine embedded|real] [--out dir] [--seed N] [--size full|small] [--trace file.jsonl]
 scenarios:
 ${Object.values(SCENARIOS)
   .map((s) => `  ${s.name.padEnd(12)} ${s.description}`)
+  .join('\n')}
+${Object.entries(SERVICE_BENCHES)
+  .map(([name, b]) => `  ${name.padEnd(12)} ${b.description}`)
   .join('\n')}`;
 
 export function parseArgs(argv: readonly string[]): CliOptions {
@@ -128,6 +140,13 @@ export async function runScenario(options: CliOptions, log: (line: string) => vo
 }
 
 async function main(): Promise<number> {
+  const service = SERVICE_BENCHES[process.argv[2] ?? ''];
+  if (service) {
+    // The script reads its own flags from argv and exits when done.
+    process.argv.splice(2, 1);
+    await import(service.module);
+    return new Promise(() => {});
+  }
   let options: CliOptions;
   try {
     options = parseArgs(process.argv.slice(2));
