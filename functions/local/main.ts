@@ -16,6 +16,7 @@ const { values } = parseArgs({
     'gpu-slots': { type: 'string', default: '8' },
     'gpu-port': { type: 'string', default: process.env.SLUICE_GPU_PORT ?? '8788' },
     policy: { type: 'string', default: process.env.SLUICE_POLICY_FILE },
+    rocketmq: { type: 'string', default: process.env.SLUICE_ROCKETMQ_ENDPOINTS },
     'log-level': { type: 'string', default: process.env.SLUICE_LOG_LEVEL ?? 'info' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -23,8 +24,10 @@ const { values } = parseArgs({
 
 if (values.help) {
   console.log(
-    'usage: npm start -- [--port 8787] [--host 127.0.0.1] [--policy policy.yaml] [--gpu-port 8788] [--gpu-slots 8] [--log-level info]\n' +
-      'env: SLUICE_PORT, SLUICE_HOST, SLUICE_POLICY_FILE, SLUICE_GPU_PORT, SLUICE_LOG_LEVEL, SLUICE_ADMIN_KEY\n' +
+    'usage: npm start -- [--port 8787] [--host 127.0.0.1] [--policy policy.yaml] [--rocketmq host:8081] [--gpu-port 8788] [--gpu-slots 8] [--log-level info]\n' +
+      'env: SLUICE_PORT, SLUICE_HOST, SLUICE_POLICY_FILE, SLUICE_ROCKETMQ_ENDPOINTS, SLUICE_GPU_PORT, SLUICE_LOG_LEVEL, SLUICE_ADMIN_KEY\n' +
+      '--rocketmq: a RocketMQ 5.5 proxy (gRPC) with the LITE topic sluice-requests and the wildcard group sluice-dispatchers\n' +
+      '            (tsx scripts/rocketmq/main.ts starts one locally).\n' +
       '--policy: a YAML or JSON policy file, created with the demo policy if missing, reloaded when it changes.',
   );
   process.exit(0);
@@ -41,10 +44,11 @@ const sluice = await startLocalSluice({
   gpu: { slots: Number(values['gpu-slots']) },
   gpuPort: Number(values['gpu-port']),
   policyFile: values.policy,
+  rocketmq: values.rocketmq ? { endpoints: values.rocketmq } : undefined,
   adminKey,
 });
 
-console.log(`Sluice is running at ${sluice.url} (simulated GPU at ${sluice.gpuUrl})
+console.log(`Sluice is running at ${sluice.url} (simulated GPU at ${sluice.gpuUrl}; queue: ${values.rocketmq ? `RocketMQ at ${values.rocketmq}` : 'embedded'})
 
 Dashboard: ${sluice.url}/dashboard#key=${encodeURIComponent(adminKey)}
   (who is bursting, queues per LiteTopic, absorbed vs refused, GPU slots, alerts; pause/resume)

@@ -15,6 +15,8 @@ import { hashApiKey } from '../../lib/policy/resolve.js';
 import { memorySource, type PolicySource } from '../../lib/policy/source.js';
 import { fileSource } from '../../lib/policy/sources/file.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
+import { RocketMQLiteQueue } from '../../lib/queue/rocketmq/index.js';
+import type { DeadLetter, LiteQueue } from '../../lib/queue/types.js';
 import { createEmbeddedResults } from '../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../lib/store/embedded.js';
 import type { RateStore } from '../../lib/store/types.js';
@@ -52,6 +54,8 @@ export interface LocalSluiceOptions {
   readonly concurrency?: number;
   readonly edge?: EdgeOptions;
   readonly dispatcher?: DispatcherOptions;
+  /** Run on a RocketMQ 5.5 proxy instead of the embedded engine. */
+  readonly rocketmq?: { readonly endpoints: string; readonly parentTopic?: string; readonly consumerGroup?: string };
   /** Messages of one LiteTopic dispatched at once (default 32). */
   readonly inFlightPerLiteTopic?: number;
   /** A shared store instead of the embedded one (e.g. Redis behind the guarded store). */
@@ -66,7 +70,7 @@ export interface LocalSluice {
   /** The policy in force now. */
   policy(): Policy;
   readonly gpuUrl: string;
-  readonly queue: EmbeddedLiteQueue;
+  readonly queue: LiteQueue;
   /** Metrics, alerts and the live view behind /dashboard and /metrics. */
   readonly telemetry: Telemetry;
   /** Stops taking requests, lets in-flight work finish, then stops everything. */
@@ -100,20 +104,35 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   const holder = await createPolicyHolder({ source, clock, log });
   const policy = () => holder.current();
   const prometheus = createPrometheusSink();
-  const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth: (liteTopic) => queue.depth(liteTopic) });
 
   const store = options.store ?? createEmbeddedStore(clock);
   const results = createEmbeddedResults({ clock });
-  const queue = new EmbeddedLiteQueue({
-    clock,
-    // Releases leave a LiteTopic in order, but run side by side: one account's requests
-    // must not wait for each other's generations (the pacer and the gate set the rate).
-    maxInFlightPerTopic: options.inFlightPerLiteTopic ?? 32,
-    onDeadLetter: (d) => {
-      log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered');
-      void settleDeadLetter(dispatchDeps, d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter'));
-    },
-  });
+  const onDeadLetter = (d: DeadLetter) => {
+    log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered');
+    return settleDeadLetter(dispatchDeps, d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter'));
+  };
+  let queue: LiteQueue;
+  let depth: ((liteTopic: string) => number) | undefined;
+  if (options.rocketmq) {
+    queue = new RocketMQLiteQueue({
+      endpoints: options.rocketmq.endpoints,
+      parentTopic: options.rocketmq.parentTopic ?? 'sluice-requests',
+      consumerGroup: options.rocketmq.consumerGroup ?? 'sluice-dispatchers',
+      clock,
+      onDeadLetter,
+    });
+  } else {
+    const embedded = new EmbeddedLiteQueue({
+      clock,
+      // Releases leave a LiteTopic in order, but run side by side: one account's requests
+      // must not wait for each other's generations (the pacer and the gate set the rate).
+      maxInFlightPerTopic: options.inFlightPerLiteTopic ?? 32,
+      onDeadLetter: (d) => void onDeadLetter(d),
+    });
+    queue = embedded;
+    depth = (liteTopic) => embedded.depth(liteTopic);
+  }
+  const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth });
   const upstream = createUpstreamClient();
   const dispatchDeps = { clock, store, results, upstream, policy, log, newId: newLeaseId, options: options.dispatcher, onEvent: telemetry.onDispatch };
   const dispatcher = createDispatcher(dispatchDeps);
