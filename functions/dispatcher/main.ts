@@ -3,7 +3,8 @@
  * toward the GPU endpoints. SIGTERM (ECS scale-in, deploys) stops taking messages
  * and lets running ones finish before exit.
  */
-import { createDispatcher } from '../../lib/dispatch/dispatcher.js';
+import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
+import type { DeadLetter } from '../../lib/queue/types.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
 import { createPrometheusTelemetry, startMetricsServer } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
@@ -14,12 +15,13 @@ import { systemClock } from '../runtime/system-clock.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
-const parts = await createParts(config, systemClock, log);
+let settle: ((deadLetter: DeadLetter) => Promise<void>) | undefined;
+const parts = await createParts(config, systemClock, log, 'dispatcher', (d) => settle?.(d) ?? Promise.resolve());
 log.info(parts.describe, 'parts');
 const upstream = createUpstreamClient();
 const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
-const handler = createDispatcher({
+const dispatchDeps = {
   clock: systemClock,
   store: parts.store,
   results: parts.results,
@@ -27,8 +29,11 @@ const handler = createDispatcher({
   policy: parts.policy,
   log,
   newId: newLeaseId,
+  deadLetters: parts.deadLetters,
   onEvent: telemetry.onDispatch,
-});
+};
+const handler = createDispatcher(dispatchDeps);
+settle = (d) => settleDeadLetter(dispatchDeps, d);
 const subscription = parts.queue.subscribe(handler, { concurrency: config.SLUICE_DISPATCH_CONCURRENCY });
 log.info({ concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE, metrics: `${metrics.url}/metrics` }, 'dispatcher consuming');
 

@@ -29,6 +29,16 @@ const Config = z.object({
   SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),
   /** Where a dispatcher serves Prometheus `GET /metrics`. */
   SLUICE_METRICS_PORT: z.coerce.number().int().nonnegative().default(9464),
+  /** The queue, when set: a RocketMQ 5.5 proxy (gRPC host:port), else the in-process engine. */
+  SLUICE_ROCKETMQ_ENDPOINTS: z.string().regex(/^[^:]+:\d+$/, 'host:port').optional(),
+  SLUICE_ROCKETMQ_TOPIC: z.string().default('sluice-requests'),
+  SLUICE_ROCKETMQ_GROUP: z.string().default('sluice-dispatchers'),
+  /** SQS FIFO queue taking envelopes the broker cannot (the edge spills, dispatchers redrive). */
+  SLUICE_SPILLOVER_QUEUE_URL: z.string().url().optional(),
+  /** SQS queue of envelopes that failed for good or expired, with reasons. */
+  SLUICE_DLQ_URL: z.string().url().optional(),
+  /** Another SQS endpoint (ElasticMQ locally). */
+  SLUICE_SQS_ENDPOINT: z.string().url().optional(),
   AWS_REGION: z.string().optional(),
 });
 export type Config = z.infer<typeof Config>;

@@ -12,7 +12,12 @@ import { fileSource } from '../../lib/policy/sources/file.js';
 import { ssmSource } from '../../lib/policy/sources/ssm.js';
 import type { Policy } from '../../lib/policy/schema.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
-import type { LiteQueue } from '../../lib/queue/types.js';
+import type { DeadLetter, LiteQueue } from '../../lib/queue/types.js';
+import { RocketMQLiteQueue } from '../../lib/queue/rocketmq/index.js';
+import { RedriveWorker, Spillover, SpillingLiteQueue, SqsDeadLetterQueue } from '../../lib/queue/sqs/index.js';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { DeadLetterSink } from '../../lib/dispatch/types.js';
+import { encodeEnvelope } from '../../lib/envelope.js';
 import { createEmbeddedResults } from '../../lib/results/embedded.js';
 import { createRedisResults, ioredisTransport, upstashTransport } from '../../lib/results/redis.js';
 import type { ResultChannel } from '../../lib/results/types.js';
@@ -24,9 +29,13 @@ import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import type { Config } from './config.js';
 
+export type Role = 'edge' | 'dispatcher';
+
 export interface Parts {
   readonly store: RateStore;
   readonly queue: LiteQueue;
+  /** Where envelopes that failed for good go (SQS in AWS; the log otherwise). */
+  readonly deadLetters: DeadLetterSink;
   readonly results: ResultChannel;
   readonly policy: () => Policy;
   readonly policySource: PolicySource;
@@ -58,7 +67,74 @@ async function upstashClient(config: Config): Promise<UpstashRedis | undefined> 
   return url && token ? new UpstashRedis({ url, token, automaticDeserialization: false, retry: { retries: 1 } }) : undefined;
 }
 
-export async function createParts(config: Config, clock: Clock, log: Logger): Promise<Parts> {
+/**
+ * The queue. With a broker: RocketMQ, and with a spillover queue the edge spills
+ * there when the broker refuses and the dispatchers redrive it back. An edge that
+ * has a spillover queue but no broker endpoint (the default AWS layout: the edge
+ * stays outside the VPC) sends everything through the spillover.
+ */
+function createQueue(config: Config, clock: Clock, log: Logger, role: Role, deadLetters: (d: DeadLetter) => Promise<void>) {
+  const sqs = config.SLUICE_SPILLOVER_QUEUE_URL || config.SLUICE_DLQ_URL ? new SQSClient({ region: config.AWS_REGION, endpoint: config.SLUICE_SQS_ENDPOINT }) : undefined;
+  const closers: Array<() => Promise<void>> = [];
+  let queue: LiteQueue;
+  let describe: string;
+  if (config.SLUICE_ROCKETMQ_ENDPOINTS) {
+    const broker = new RocketMQLiteQueue({
+      endpoints: config.SLUICE_ROCKETMQ_ENDPOINTS,
+      parentTopic: config.SLUICE_ROCKETMQ_TOPIC,
+      consumerGroup: config.SLUICE_ROCKETMQ_GROUP,
+      clock,
+      onDeadLetter: deadLetters,
+    });
+    queue = broker;
+    describe = `rocketmq:${config.SLUICE_ROCKETMQ_ENDPOINTS}`;
+    if (config.SLUICE_SPILLOVER_QUEUE_URL && sqs) {
+      const spillover = new Spillover({ sqs, queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL });
+      queue = new SpillingLiteQueue(broker, spillover, {
+        clock,
+        onSpill: (liteTopic, cause) => log.warn({ liteTopic, err: cause.message }, 'broker unavailable: envelope spilled to SQS'),
+      });
+      describe += ' + sqs spillover';
+      if (role === 'dispatcher') {
+        const redrive = new RedriveWorker({ sqs, queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL, target: broker, clock, onError: (err) => log.warn({ err: String(err) }, 'redrive failed; retrying') });
+        redrive.start();
+        closers.push(() => redrive.stop());
+        describe += ' (redriving)';
+      }
+    }
+  } else if (config.SLUICE_SPILLOVER_QUEUE_URL && sqs && role === 'edge') {
+    queue = new SpillOnlyQueue(new Spillover({ sqs, queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL }));
+    describe = 'sqs spillover only (dispatchers redrive into the broker)';
+  } else {
+    queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: config.SLUICE_INFLIGHT_PER_LITETOPIC, onDeadLetter: (d) => void deadLetters(d) });
+    describe = 'embedded';
+  }
+  return { queue, describe, sqs, closers };
+}
+
+/** The edge's queue when it cannot reach the broker: every envelope goes to the spillover. */
+class SpillOnlyQueue implements LiteQueue {
+  constructor(private readonly spillover: Spillover) {}
+  send(liteTopic: string, body: string) {
+    return this.spillover.spill(liteTopic, body);
+  }
+  subscribe(): never {
+    throw new Error('this edge has no broker to consume from: dispatchers redrive the spillover into RocketMQ');
+  }
+  async close() {}
+}
+
+/**
+ * `settleDeadLetter`: for messages the engine itself gives up on (the handler crashed or
+ * hung on every attempt), so the client still gets an answer; it files the dead letter.
+ */
+export async function createParts(
+  config: Config,
+  clock: Clock,
+  log: Logger,
+  role: Role = 'edge',
+  settleDeadLetter?: (deadLetter: DeadLetter) => Promise<void>,
+): Promise<Parts> {
   const source = policySource(config);
   const holder = await createPolicyHolder({
     source,
@@ -91,12 +167,31 @@ export async function createParts(config: Config, clock: Clock, log: Logger): Pr
     ? createGuardedStore({ primary: shared, clock, mode: config.SLUICE_STORE_FAILURE_MODE, timeoutMs: config.SLUICE_STORE_TIMEOUT_MS, log })
     : createEmbeddedStore(clock);
 
-  const queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: config.SLUICE_INFLIGHT_PER_LITETOPIC });
-  describe.queue = 'embedded';
+  // Dead letters: the engine's own (handler crashed on every attempt) are settled by the
+  // dispatcher's entry point; this sink is where their envelopes and reasons end up.
+  let sqsDeadLetters: SqsDeadLetterQueue | undefined;
+  const engineDeadLetters = async (d: DeadLetter) => {
+    log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered');
+    if (settleDeadLetter) await settleDeadLetter(d);
+    else await sqsDeadLetters?.put(d);
+  };
+  const built = createQueue(config, clock, log, role, (d) => engineDeadLetters(d));
+  if (config.SLUICE_DLQ_URL && built.sqs) sqsDeadLetters = new SqsDeadLetterQueue({ sqs: built.sqs, queueUrl: config.SLUICE_DLQ_URL });
+  const queue = built.queue;
+  const stopFirst = built.closers;
+  describe.queue = built.describe;
+  describe.deadLetters = sqsDeadLetters ? 'sqs' : 'log';
+  const deadLetters: DeadLetterSink = {
+    async put(envelope, reason) {
+      log.warn({ id: envelope.id, liteTopic: envelope.liteTopic, reason }, 'request failed for good');
+      await sqsDeadLetters?.put({ message: { messageId: envelope.id, liteTopic: envelope.liteTopic, body: encodeEnvelope(envelope), attempt: 0 }, reason });
+    },
+  };
 
   return {
     store,
     queue,
+    deadLetters,
     results,
     policy: () => holder.current(),
     policySource: source,
@@ -104,6 +199,7 @@ export async function createParts(config: Config, clock: Clock, log: Logger): Pr
     describe,
     async close() {
       holder.close();
+      for (const stop of stopFirst) await stop();
       await queue.close();
       await results.close();
       await store.close();

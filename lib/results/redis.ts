@@ -129,7 +129,9 @@ export function ioredisTransport(redis: IoRedis): ResultTransport {
   const handlers = new Map<string, Set<() => void>>();
   function sub(): IoRedis {
     if (!subscriber) {
-      subscriber = redis.duplicate();
+      // The command connection may be a fail-fast one (lazy, no offline queue); the
+      // subscriber must connect on its own and queue SUBSCRIBE until it has.
+      subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true });
       subscriber.on('error', () => {});
       subscriber.on('message', (channel: string) => handlers.get(channel)?.forEach((h) => h()));
     }
