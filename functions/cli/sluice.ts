@@ -12,6 +12,11 @@ import { parsePolicy, type Limits } from '../../lib/policy/schema.js';
 import type { PolicySource } from '../../lib/policy/source.js';
 import { fileSource } from '../../lib/policy/sources/file.js';
 import { ssmSource } from '../../lib/policy/sources/ssm.js';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { systemClock } from '../runtime/system-clock.js';
+import { decodeEnvelope, encodeEnvelope } from '../../lib/envelope.js';
+import { RocketMQLiteQueue } from '../../lib/queue/rocketmq/index.js';
+import { SqsDeadLetterQueue, type DeadLetterRecord } from '../../lib/queue/sqs/index.js';
 
 export const USAGE = `usage: sluice [--file policy.yaml | --ssm-path /sluice/<stage>/policy [--region R] [--endpoint-url URL]] <command>
 
@@ -25,8 +30,14 @@ export const USAGE = `usage: sluice [--file policy.yaml | --ssm-path /sluice/<st
   pause  (--tenant T | --account A)
   resume (--tenant T | --account A)
 
+  dlq list    [--reason TEXT] [--max N]      requests that failed for good, with their reasons
+  dlq redrive --rocketmq host:port [--reason TEXT]
+                                             send them back to their LiteTopics with a fresh deadline
+
 TIME is ISO 8601 (2026-12-01T09:00:00Z) or +30m / +2h from now.
-The source defaults to $SLUICE_POLICY_FILE or $SLUICE_SSM_PATH.`;
+The policy source defaults to $SLUICE_POLICY_FILE or $SLUICE_SSM_PATH. dlq commands use
+--dlq-url ($SLUICE_DLQ_URL), --sqs-endpoint ($SLUICE_SQS_ENDPOINT), --rocketmq ($SLUICE_ROCKETMQ_ENDPOINTS),
+--topic (sluice-requests) and --group (sluice-dispatchers).`;
 
 export interface CliIo {
   readonly out: (line: string) => void;
@@ -79,6 +90,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         to: { type: 'string' },
         id: { type: 'string' },
         note: { type: 'string' },
+        'dlq-url': { type: 'string' },
+        'sqs-endpoint': { type: 'string' },
+        rocketmq: { type: 'string' },
+        topic: { type: 'string' },
+        group: { type: 'string' },
+        reason: { type: 'string' },
+        max: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -93,6 +111,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 
   try {
+    if (positionals[0] === 'dlq') return await deadLetters(positionals[1], v, io);
     const source = pickSource(v, io);
     const [command, sub, arg] = positionals;
     const edit = async (change: (raw: unknown) => unknown, done: string) => {
@@ -190,6 +209,68 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     io.err(`sluice: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
+  }
+}
+
+async function deadLetters(
+  sub: string | undefined,
+  v: { 'dlq-url'?: string; 'sqs-endpoint'?: string; region?: string; rocketmq?: string; topic?: string; group?: string; reason?: string; max?: string },
+  io: CliIo,
+): Promise<number> {
+  const queueUrl = v['dlq-url'] ?? io.env.SLUICE_DLQ_URL;
+  if (!queueUrl) throw new UsageError('no dead-letter queue: pass --dlq-url (or set SLUICE_DLQ_URL)');
+  const sqs = new SQSClient({ region: v.region ?? io.env.AWS_REGION ?? 'us-east-1', endpoint: v['sqs-endpoint'] ?? io.env.SLUICE_SQS_ENDPOINT });
+  const dlq = new SqsDeadLetterQueue({ sqs, queueUrl });
+  const matches = (r: DeadLetterRecord) => !v.reason || r.reason.includes(v.reason);
+  try {
+    if (sub === 'list') {
+      const rows = (await dlq.list(number(v.max, 'max') ?? 100)).filter(matches);
+      if (rows.length === 0) io.out('no dead letters');
+      for (const r of rows) io.out(`${r.id}\t${r.liteTopic}\t${envelopeId(r.body)}\t${r.reason}`);
+      return 0;
+    }
+    if (sub === 'redrive') {
+      const endpoints = v.rocketmq ?? io.env.SLUICE_ROCKETMQ_ENDPOINTS;
+      if (!endpoints) throw new UsageError('dlq redrive needs --rocketmq host:port (or SLUICE_ROCKETMQ_ENDPOINTS)');
+      const target = new RocketMQLiteQueue({
+        endpoints,
+        parentTopic: v.topic ?? 'sluice-requests',
+        consumerGroup: v.group ?? 'sluice-dispatchers',
+        clock: systemClock,
+        onDeadLetter: () => undefined,
+      });
+      try {
+        const moved = await dlq.redrive(target, matches, (r) => freshEnvelope(r.body, io.now()));
+        io.out(`redrove ${moved} dead letter${moved === 1 ? '' : 's'}`);
+      } finally {
+        await target.close();
+      }
+      return 0;
+    }
+    throw new UsageError(`unknown command "dlq ${sub ?? ''}"`);
+  } finally {
+    sqs.destroy();
+  }
+}
+
+function envelopeId(body: string): string {
+  try {
+    return decodeEnvelope(body).id;
+  } catch {
+    return '(not an envelope)';
+  }
+}
+
+/**
+ * A redriven request waits its tier's whole allowance again, and holds no reservoir
+ * place: its place was given back when it failed.
+ */
+function freshEnvelope(body: string, now: number): string {
+  try {
+    const e = decodeEnvelope(body);
+    return encodeEnvelope({ ...e, enqueuedAt: now, deadline: now + Math.max(0, e.deadline - e.enqueuedAt), reservoirKey: undefined });
+  } catch {
+    return body;
   }
 }
 

@@ -13,7 +13,6 @@ import { ssmSource } from '../../lib/policy/sources/ssm.js';
 import type { Policy } from '../../lib/policy/schema.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import type { DeadLetter, LiteQueue } from '../../lib/queue/types.js';
-import { RocketMQLiteQueue } from '../../lib/queue/rocketmq/index.js';
 import { RedriveWorker, Spillover, SpillingLiteQueue, SqsDeadLetterQueue } from '../../lib/queue/sqs/index.js';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DeadLetterSink } from '../../lib/dispatch/types.js';
@@ -73,12 +72,14 @@ async function upstashClient(config: Config): Promise<UpstashRedis | undefined> 
  * has a spillover queue but no broker endpoint (the default AWS layout: the edge
  * stays outside the VPC) sends everything through the spillover.
  */
-function createQueue(config: Config, clock: Clock, log: Logger, role: Role, deadLetters: (d: DeadLetter) => Promise<void>) {
+async function createQueue(config: Config, clock: Clock, log: Logger, role: Role, deadLetters: (d: DeadLetter) => Promise<void>) {
   const sqs = config.SLUICE_SPILLOVER_QUEUE_URL || config.SLUICE_DLQ_URL ? new SQSClient({ region: config.AWS_REGION, endpoint: config.SLUICE_SQS_ENDPOINT }) : undefined;
   const closers: Array<() => Promise<void>> = [];
   let queue: LiteQueue;
   let describe: string;
   if (config.SLUICE_ROCKETMQ_ENDPOINTS) {
+    // Loaded only when used: its native crc32 module stays out of the edge bundle (infra/stacks/edge-stack.ts).
+    const { RocketMQLiteQueue } = await import('../../lib/queue/rocketmq/index.js');
     const broker = new RocketMQLiteQueue({
       endpoints: config.SLUICE_ROCKETMQ_ENDPOINTS,
       parentTopic: config.SLUICE_ROCKETMQ_TOPIC,
@@ -175,7 +176,7 @@ export async function createParts(
     if (settleDeadLetter) await settleDeadLetter(d);
     else await sqsDeadLetters?.put(d);
   };
-  const built = createQueue(config, clock, log, role, (d) => engineDeadLetters(d));
+  const built = await createQueue(config, clock, log, role, (d) => engineDeadLetters(d));
   if (config.SLUICE_DLQ_URL && built.sqs) sqsDeadLetters = new SqsDeadLetterQueue({ sqs: built.sqs, queueUrl: config.SLUICE_DLQ_URL });
   const queue = built.queue;
   const stopFirst = built.closers;

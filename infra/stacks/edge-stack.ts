@@ -44,8 +44,13 @@ export const EDGE_BUNDLING = {
   platform: 'node',
   mainFields: ['module', 'main'],
   banner: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
-  /** Provided by the Lambda Node.js 20 runtime. */
-  external: ['@aws-sdk/*'],
+  /**
+   * @aws-sdk/* is provided by the Lambda Node.js 20 runtime. rocketmq-client-nodejs
+   * carries a native module (@node-rs/crc32) esbuild cannot bundle; the runtime loads
+   * it only when SLUICE_ROCKETMQ_ENDPOINTS is set, which the default layout (edge
+   * spilling to SQS) never does. A brokerPublicTls edge needs it in a layer.
+   */
+  external: ['@aws-sdk/*', 'rocketmq-client-nodejs'],
 } as const;
 
 /**

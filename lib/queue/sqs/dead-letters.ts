@@ -71,7 +71,12 @@ export class SqsDeadLetterQueue {
    * Sends dead letters (all, or those `select` picks) back into `target` and deletes
    * each one after the target took it. Returns how many moved.
    */
-  async redrive(target: LiteQueue, select: (record: DeadLetterRecord) => boolean = () => true): Promise<number> {
+  async redrive(
+    target: LiteQueue,
+    select: (record: DeadLetterRecord) => boolean = () => true,
+    /** What to send instead of the stored body (e.g. an envelope with a fresh deadline). */
+    rewrite: (record: DeadLetterRecord) => string = (record) => record.body,
+  ): Promise<number> {
     let moved = 0;
     for (;;) {
       const batch = await this.receive(30, 10);
@@ -81,7 +86,7 @@ export class SqsDeadLetterQueue {
         const record = toRecord(m);
         if (!select(record)) continue;
         touched++;
-        await target.send(record.liteTopic, record.body);
+        await target.send(record.liteTopic, rewrite(record));
         await this.opts.sqs.send(new DeleteMessageCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }));
         moved++;
       }
