@@ -1,4 +1,5 @@
 import {
+  ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
@@ -78,20 +79,33 @@ export class SqsDeadLetterQueue {
     rewrite: (record: DeadLetterRecord) => string = (record) => record.body,
   ): Promise<number> {
     let moved = 0;
-    for (;;) {
-      const batch = await this.receive(30, 10);
-      if (batch.length === 0) return moved;
-      let touched = 0;
-      for (const m of batch) {
-        const record = toRecord(m);
-        if (!select(record)) continue;
-        touched++;
-        await target.send(record.liteTopic, rewrite(record));
-        await this.opts.sqs.send(new DeleteMessageCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }));
-        moved++;
+    // Records passed over stay hidden while the walk goes on (so it moves forward),
+    // then are shown again at once: the operator must still see them.
+    const passedOver: Message[] = [];
+    try {
+      for (;;) {
+        const batch = await this.receive(30, 10);
+        if (batch.length === 0) return moved;
+        let touched = 0;
+        for (const m of batch) {
+          const record = toRecord(m);
+          if (!select(record)) {
+            passedOver.push(m);
+            continue;
+          }
+          touched++;
+          await target.send(record.liteTopic, rewrite(record));
+          await this.opts.sqs.send(new DeleteMessageCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+          moved++;
+        }
+        if (touched === 0) return moved;
       }
-      // Only unselected records left visible-later: stop instead of cycling over them.
-      if (touched === 0) return moved;
+    } finally {
+      for (const m of passedOver) {
+        await this.opts.sqs
+          .send(new ChangeMessageVisibilityCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 }))
+          .catch(() => undefined);
+      }
     }
   }
 
