@@ -6,7 +6,7 @@
  */
 import { liteTopicName } from '../queue/lite-topic-name.js';
 import type { AccountRef } from '../policy/resolve.js';
-import { resolveLimits } from '../policy/resolve.js';
+import { resolveLimits, type ResolvedLimits } from '../policy/resolve.js';
 import { activeReservations } from '../policy/reservations.js';
 import type { Policy } from '../policy/schema.js';
 import { reservoirKey, windowKey, type WindowScope } from '../store/keys.js';
@@ -65,10 +65,15 @@ function bookedExtra(policy: Policy, request: AdmissionRequest) {
   return extra;
 }
 
-export function windowLimits(policy: Policy, request: AdmissionRequest): WindowLimit[] {
+type BookedExtra = ReturnType<typeof bookedExtra>;
+
+export function windowLimits(
+  policy: Policy,
+  request: AdmissionRequest,
+  limits: ResolvedLimits = resolveLimits(policy, request.account.account, request.model),
+  extra: BookedExtra = bookedExtra(policy, request),
+): WindowLimit[] {
   const { account } = request.account;
-  const limits = resolveLimits(policy, account, request.model);
-  const extra = bookedExtra(policy, request);
   const tier = policy.tiers[account.tier];
   // A degrade tier's own limits are soft: the store enforces only the hard cap above them.
   const accountFactor = tier?.overQuota === 'degrade' ? tier.hardCapFactor : 1;
@@ -90,8 +95,11 @@ export function windowLimits(policy: Policy, request: AdmissionRequest): WindowL
 }
 
 /** The LiteTopic's reservoir: as set, or what its pace releases within the tier's maximum wait. */
-export function reservoirSize(policy: Policy, request: AdmissionRequest): number {
-  const { accountModel } = resolveLimits(policy, request.account.account, request.model);
+export function reservoirSize(
+  policy: Policy,
+  request: AdmissionRequest,
+  { accountModel }: ResolvedLimits = resolveLimits(policy, request.account.account, request.model),
+): number {
   if (accountModel.reservoir !== undefined) return accountModel.reservoir;
   const maxWaitMs = policy.tiers[request.account.account.tier]?.maxQueueWaitMs ?? 60_000;
   return Math.max(1, Math.floor((accountModel.rate * maxWaitMs) / 1000));
@@ -115,7 +123,10 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
   if (account.paused) {
     return { outcome: 'reject', reason: 'account-paused', message: `Account ${request.account.id} is paused by an operator.`, retryAfterMs: PAUSED_RETRY_MS, windows: [] };
   }
-  const limits = windowLimits(policy, request);
+  // Resolved once per request: admission is the edge's hot path.
+  const resolved = resolveLimits(policy, account, request.model);
+  const extra = bookedExtra(policy, request);
+  const limits = windowLimits(policy, request, resolved, extra);
   // A request larger than a whole window can never pass: say so instead of "retry later".
   const tooBig = limits.find((l) => l.cost > l.limit);
   if (tooBig) {
@@ -128,8 +139,7 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
     };
   }
   const liteTopic = liteTopicName(account.tier, account.tenant, request.model);
-  const resolved = resolveLimits(policy, account, request.model);
-  const reservoir = { key: reservoirKey(account.tenant, liteTopic), max: reservoirSize(policy, request) + bookedExtra(policy, request).reservoir };
+  const reservoir = { key: reservoirKey(account.tenant, liteTopic), max: reservoirSize(policy, request, resolved) + extra.reservoir };
   const decision: AdmitDecision = await store.admit({ limits, reservoir });
   if (!decision.allowed) {
     const denied = decision.deniedBy;
