@@ -14,7 +14,7 @@
  *   fail closed by throwing StoreUnavailableError, which the edge answers with
  *   503 and Retry-After. Either way the caller never sees a raw store error.
  */
-import type { Clock } from '../clock/clock.js';
+import { withTimeout as withClockTimeout, type Clock } from '../clock/clock.js';
 import { alignedWindowStart } from '../limits/fixed-window.js';
 import { createEmbeddedStore } from './embedded.js';
 import type {
@@ -187,19 +187,7 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
   const counts = { primary: 0, failures: 0, timeouts: 0, degraded: 0, cachedDenials: 0 };
 
   function withTimeout<T>(promise: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const cancel = clock.setTimer(timeoutMs, () => reject(new TimeoutError(`rate store did not answer within ${timeoutMs} ms`)));
-      promise.then(
-        (v) => {
-          cancel();
-          resolve(v);
-        },
-        (e: unknown) => {
-          cancel();
-          reject(e);
-        },
-      );
-    });
+    return withClockTimeout(clock, promise, timeoutMs, () => new TimeoutError(`rate store did not answer within ${timeoutMs} ms`));
   }
 
   /** Runs `op` on the shared store unless the breaker is open; `undefined` means "degrade". */

@@ -6,7 +6,7 @@ import {
   type LitePushConsumer,
   type MessageView,
 } from 'rocketmq-client-nodejs';
-import type { Clock } from '../../clock/clock.js';
+import { withTimeout, type Clock } from '../../clock/clock.js';
 import {
   QueueUnavailableError,
   type ConsumeResult,
@@ -127,19 +127,7 @@ export class RocketMQLiteQueue implements LiteQueue {
   }
 
   private withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const cancel = this.opts.clock.setTimer(ms, () => reject(new QueueUnavailableError(`${what} timed out after ${ms} ms`)));
-      work.then(
-        (v) => {
-          cancel();
-          resolve(v);
-        },
-        (e: unknown) => {
-          cancel();
-          reject(e);
-        },
-      );
-    });
+    return withTimeout(this.opts.clock, work, ms, () => new QueueUnavailableError(`${what} timed out after ${ms} ms`));
   }
 }
 
