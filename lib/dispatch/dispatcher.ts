@@ -12,7 +12,7 @@
  */
 import { sleep, type Clock } from '../clock/clock.js';
 import { decodeEnvelope, type Envelope } from '../envelope.js';
-import { gateFromShares } from '../limits/capacity-gate.js';
+import { gateFromShares, type GateSpec } from '../limits/capacity-gate.js';
 import { resolveLimits } from '../policy/resolve.js';
 import type { Policy } from '../policy/schema.js';
 import { Consume, type ConsumeResult, type DeadLetter, type LiteMessage, type MessageHandler } from '../queue/types.js';
@@ -125,6 +125,19 @@ function createReleaseBook(clock: Clock, reserveUpToMs: number) {
   };
 }
 
+/** A model's slot split, derived once per policy version rather than per message. */
+const gates = new WeakMap<Policy, Map<string, GateSpec>>();
+function gateOf(policy: Policy, model: string, slots: number): GateSpec {
+  let byModel = gates.get(policy);
+  if (!byModel) gates.set(policy, (byModel = new Map()));
+  let gate = byModel.get(model);
+  if (!gate) {
+    const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
+    byModel.set(model, (gate = gateFromShares(slots, shares)));
+  }
+  return gate;
+}
+
 export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const { clock, store, results, upstream, log } = deps;
   const maxAttempts = deps.options?.maxAttempts ?? 3;
@@ -209,8 +222,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       }
     }
 
-    const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
-    const gate = gateFromShares(model.slots, shares);
+    const gate = gateOf(policy, envelope.model, model.slots);
     const leaseId = deps.newId();
     const slotKey = slotGateKey(envelope.model);
     const slot = await store.acquireSlot({ ...gate, key: slotKey, tier: envelope.tier, leaseId, leaseMs });
