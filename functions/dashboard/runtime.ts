@@ -15,7 +15,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createEmfSink } from '../../lib/telemetry/emf.js';
 import { createPrometheusSink, type PrometheusSink } from '../../lib/telemetry/prometheus.js';
-import type { Envelope } from '../../lib/envelope.js';
+import { decodeEnvelope, type Envelope } from '../../lib/envelope.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../../lib/telemetry/telemetry.js';
 
 type CoreOptions = Omit<TelemetryOptions, 'sinks'>;
@@ -74,12 +74,17 @@ export function createEmfTelemetry(
 }
 
 /**
- * Wraps the edge's `spill` (EdgeDeps) so each envelope sent to the SQS spillover is
- * counted and raises the `spillover-in-use` alert: `spill: countSpills(spill, telemetry)`.
+ * An `onSpill` observer (Spillover, createParts) that counts each envelope sent to the
+ * SQS spillover and raises the `spillover-in-use` alert.
  */
-export function countSpills(spill: (envelope: Envelope) => Promise<void>, telemetry: Pick<Telemetry, 'recordSpill'>): (envelope: Envelope) => Promise<void> {
-  return async (envelope) => {
-    telemetry.recordSpill(envelope);
-    await spill(envelope);
+export function spillRecorder(telemetry: Pick<Telemetry, 'recordSpill'>): (liteTopic: string, body: string) => void {
+  return (liteTopic, body) => {
+    let envelope: Envelope;
+    try {
+      envelope = decodeEnvelope(body);
+    } catch {
+      return;
+    }
+    telemetry.recordSpill({ ...envelope, liteTopic });
   };
 }

@@ -16,7 +16,7 @@ import { systemClock } from '../runtime/system-clock.js';
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
 let settle: ((deadLetter: DeadLetter) => Promise<void>) | undefined;
-const parts = await createParts(config, systemClock, log, 'dispatcher', (d) => settle?.(d) ?? Promise.resolve());
+const parts = await createParts(config, systemClock, log, { role: 'dispatcher', settleDeadLetter: (d) => settle?.(d) ?? Promise.resolve() });
 log.info(parts.describe, 'parts');
 const upstream = createUpstreamClient();
 const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });

@@ -16,8 +16,6 @@ export interface EdgeDeps {
   readonly policy: () => Policy;
   readonly newId: () => string;
   readonly log: Logger;
-  /** Takes an envelope the queue refused, so an accepted request is never lost. */
-  readonly spill?: (envelope: Envelope) => Promise<void>;
   /** Told of every admission decision; telemetry and the scenario lab listen. */
   readonly onAdmission?: (event: AdmissionEvent) => void;
   readonly options?: EdgeOptions;

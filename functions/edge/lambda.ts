@@ -4,7 +4,7 @@
  * CloudWatch EMF on stdout.
  */
 import { streamHandle } from 'hono/aws-lambda';
-import { createEmfTelemetry } from '../dashboard/runtime.js';
+import { createEmfTelemetry, spillRecorder } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
 import { newRequestId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
@@ -14,9 +14,15 @@ import { createEdgeApp } from './app.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
-const parts = await createParts(config, systemClock, log);
+let onSpill: ((liteTopic: string, body: string) => void) | undefined;
+const parts = await createParts(config, systemClock, log, { role: 'edge', onSpill: (liteTopic, body) => onSpill?.(liteTopic, body) });
 log.info(parts.describe, 'parts');
 const emf = createEmfTelemetry({ clock: systemClock, log, policy: parts.policy, gauges: false, serviceName: 'sluice-edge', stage: config.SLUICE_STAGE });
+const recordSpill = spillRecorder(emf.telemetry);
+onSpill = (liteTopic, body) => {
+  recordSpill(liteTopic, body);
+  emf.flush();
+};
 
 export const app = createEdgeApp({
   clock: systemClock,

@@ -72,7 +72,9 @@ async function upstashClient(config: Config): Promise<UpstashRedis | undefined> 
  * has a spillover queue but no broker endpoint (the default AWS layout: the edge
  * stays outside the VPC) sends everything through the spillover.
  */
-async function createQueue(config: Config, clock: Clock, log: Logger, role: Role, deadLetters: (d: DeadLetter) => Promise<void>) {
+async function createQueue(config: Config, clock: Clock, log: Logger, options: PartsOptions, deadLetters: (d: DeadLetter) => Promise<void>) {
+  const { role = 'edge', onSpill } = options;
+  const spilloverAt = (queueUrl: string, sqs: SQSClient) => new Spillover({ sqs, queueUrl, onSpill });
   const sqs = config.SLUICE_SPILLOVER_QUEUE_URL || config.SLUICE_DLQ_URL ? new SQSClient({ region: config.AWS_REGION, endpoint: config.SLUICE_SQS_ENDPOINT }) : undefined;
   const closers: Array<() => Promise<void>> = [];
   let queue: LiteQueue;
@@ -90,7 +92,7 @@ async function createQueue(config: Config, clock: Clock, log: Logger, role: Role
     queue = broker;
     describe = `rocketmq:${config.SLUICE_ROCKETMQ_ENDPOINTS}`;
     if (config.SLUICE_SPILLOVER_QUEUE_URL && sqs) {
-      const spillover = new Spillover({ sqs, queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL });
+      const spillover = spilloverAt(config.SLUICE_SPILLOVER_QUEUE_URL, sqs);
       queue = new SpillingLiteQueue(broker, spillover, {
         clock,
         onSpill: (liteTopic, cause) => log.warn({ liteTopic, err: cause.message }, 'broker unavailable: envelope spilled to SQS'),
@@ -104,7 +106,7 @@ async function createQueue(config: Config, clock: Clock, log: Logger, role: Role
       }
     }
   } else if (config.SLUICE_SPILLOVER_QUEUE_URL && sqs && role === 'edge') {
-    queue = new SpillOnlyQueue(new Spillover({ sqs, queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL }));
+    queue = new SpillOnlyQueue(spilloverAt(config.SLUICE_SPILLOVER_QUEUE_URL, sqs));
     describe = 'sqs spillover only (dispatchers redrive into the broker)';
   } else {
     queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: config.SLUICE_INFLIGHT_PER_LITETOPIC, onDeadLetter: (d) => void deadLetters(d) });
@@ -125,17 +127,19 @@ class SpillOnlyQueue implements LiteQueue {
   async close() {}
 }
 
-/**
- * `settleDeadLetter`: for messages the engine itself gives up on (the handler crashed or
- * hung on every attempt), so the client still gets an answer; it files the dead letter.
- */
-export async function createParts(
-  config: Config,
-  clock: Clock,
-  log: Logger,
-  role: Role = 'edge',
-  settleDeadLetter?: (deadLetter: DeadLetter) => Promise<void>,
-): Promise<Parts> {
+export interface PartsOptions {
+  readonly role?: Role;
+  /**
+   * For messages the engine itself gives up on (the handler crashed or hung on every
+   * attempt), so the client still gets an answer; it files the dead letter.
+   */
+  readonly settleDeadLetter?: (deadLetter: DeadLetter) => Promise<void>;
+  /** Told of every envelope sent to the SQS spillover (telemetry, the spillover alert). */
+  readonly onSpill?: (liteTopic: string, body: string) => void;
+}
+
+export async function createParts(config: Config, clock: Clock, log: Logger, options: PartsOptions = {}): Promise<Parts> {
+  const { settleDeadLetter } = options;
   const source = policySource(config);
   const holder = await createPolicyHolder({
     source,
@@ -176,7 +180,7 @@ export async function createParts(
     if (settleDeadLetter) await settleDeadLetter(d);
     else await sqsDeadLetters?.put(d);
   };
-  const built = await createQueue(config, clock, log, role, (d) => engineDeadLetters(d));
+  const built = await createQueue(config, clock, log, options, (d) => engineDeadLetters(d));
   if (config.SLUICE_DLQ_URL && built.sqs) sqsDeadLetters = new SqsDeadLetterQueue({ sqs: built.sqs, queueUrl: config.SLUICE_DLQ_URL });
   const queue = built.queue;
   const stopFirst = built.closers;

@@ -114,16 +114,13 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     return parsed.data;
   }
 
+  /** The queue spills to SQS itself when configured (functions/runtime/parts.ts); a throw here means nowhere took it. */
   async function enqueue(envelope: Envelope): Promise<void> {
     try {
       await deps.queue.send(envelope.liteTopic, encodeEnvelope(envelope));
       return;
     } catch (error) {
       deps.log.warn({ id: envelope.id, liteTopic: envelope.liteTopic, err: String(error) }, 'queue refused envelope');
-      if (deps.spill) {
-        await deps.spill(envelope);
-        return;
-      }
     }
     // Not queued anywhere: give back the reservoir place (the window charge stays, as for any failed call).
     await deps.store.leaveReservoir(envelope.reservoirKey!);

@@ -16,6 +16,8 @@ export interface SpilloverOptions {
   readonly sqs: SQSClient;
   /** A FIFO queue (`.fifo`): MessageGroupId = LiteTopic keeps each LiteTopic's order. */
   readonly queueUrl: string;
+  /** Told of every envelope sent here, whichever path sent it (telemetry, the spillover alert). */
+  readonly onSpill?: (liteTopic: string, body: string) => void;
 }
 
 /**
@@ -27,6 +29,7 @@ export class Spillover {
   constructor(private readonly opts: SpilloverOptions) {}
 
   async spill(liteTopic: string, body: string): Promise<{ messageId: string }> {
+    this.opts.onSpill?.(liteTopic, body);
     const res = await this.opts.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.opts.queueUrl,

@@ -50,12 +50,12 @@ describe('deployed parts: edge -> SQS spillover -> redrive -> RocketMQ -> dispat
       SLUICE_SQS_ENDPOINT: sqsInfo.endpoint,
       AWS_REGION: sqsInfo.region,
     };
-    edgeParts = await createParts(readConfig(common), systemClock, silentLogger, 'edge');
+    edgeParts = await createParts(readConfig(common), systemClock, silentLogger, { role: 'edge' });
     dispatcherParts = await createParts(
       readConfig({ ...common, SLUICE_ROCKETMQ_ENDPOINTS: mq.endpoints, SLUICE_ROCKETMQ_TOPIC: `parts-${id}`, SLUICE_ROCKETMQ_GROUP: `parts-g-${id}` }),
       systemClock,
       silentLogger,
-      'dispatcher',
+      { role: 'dispatcher' },
     );
     const dispatch = createDispatcher({
       clock: systemClock,
