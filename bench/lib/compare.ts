@@ -3,6 +3,7 @@
  * the common part of every scenario report.
  */
 import type { Policy } from '../../lib/policy/schema.js';
+import { embeddedEngine, type EngineName, type LabEngine } from './engine.js';
 import type { Series, TierFigures } from './recorder.js';
 import { runBaseline, runSluice, type GpuFigures, type SystemRun } from './systems.js';
 import { worldPolicy, type World } from './world.js';
@@ -35,6 +36,8 @@ export interface Comparison {
     readonly inFlightPerTopic: number;
     readonly workers: number;
   };
+  /** What Sluice ran on: the engine, and its store, queue and result channel. */
+  readonly engine: { readonly name: EngineName; readonly parts: Readonly<Record<string, string>> };
   readonly sluice: SystemReport;
   readonly baseline: SystemReport;
 }
@@ -42,9 +45,20 @@ export interface Comparison {
 /** A comparison with the raw runs (every attempt), for figures a scenario computes itself. */
 export type RunComparison = Comparison & { readonly runs: { readonly sluice: SystemRun; readonly baseline: SystemRun } };
 
-export async function compare(world: World, policy: Policy = worldPolicy(world)): Promise<RunComparison> {
-  const sluice = await runSluice(world, policy);
-  const baseline = await runBaseline(world, policy);
+export interface CompareOptions {
+  readonly engine?: LabEngine;
+  readonly progress?: (line: string) => void;
+}
+
+export async function compare(world: World, options: CompareOptions = {}): Promise<RunComparison> {
+  const engine = options.engine ?? embeddedEngine;
+  // Both systems see the trace start at the same instant (the same wall-clock second with the real engine).
+  const timeline = engine.timeline();
+  const [sluice, baseline] = await engine.pair(
+    () => runSluice(world, { engine, timeline, ...(options.progress ? { progress: options.progress } : {}) }),
+    () => runBaseline(world, { engine, timeline: engine.timeline(timeline.start), ...(options.progress ? { progress: options.progress } : {}) }),
+  );
+  const policy = worldPolicy(world, timeline.start);
   const tiers = [...new Set(Object.values(world.accounts).map((a) => a.tier))].sort(tierOrder(policy));
   const endMs = Math.max(sluice.endMs, baseline.endMs, world.trace.at(-1)?.t ?? 0);
   const report = (run: SystemRun) => systemReport(run, tiers, endMs, world.gpu.slots);
@@ -57,9 +71,10 @@ export async function compare(world: World, policy: Policy = worldPolicy(world))
       tenants: new Set(Object.values(world.accounts).map((a) => a.tenant)).size,
       gpuSlots: world.gpu.slots,
       tiers,
-      inFlightPerTopic: world.inFlightPerTopic ?? world.gpu.slots,
+      inFlightPerTopic: sluice.inFlightPerTopic ?? world.inFlightPerTopic ?? world.gpu.slots,
       workers: world.workers ?? 64,
     },
+    engine: { name: engine.name, parts: sluice.parts ?? {} },
     sluice: report(sluice),
     baseline: report(baseline),
     runs: { sluice, baseline },

@@ -1,9 +1,11 @@
 /**
- * Replays a world's trace through two systems, each on its own VirtualClock:
+ * Replays a world's trace through two systems, each on its own timeline (a
+ * VirtualClock, or the wall clock with the real engine):
  *
  * - Sluice, through the real code paths: the edge app (`app.request`, in process)
- *   → admission on the embedded store → EmbeddedLiteQueue → createDispatcher →
- *   the in-process upstream client → the simulated GPU.
+ *   → admission on the engine's store → its LiteQueue → createDispatcher → the
+ *   in-process upstream client → the simulated GPU. The engine (engine.ts) decides
+ *   what store, queue and result channel: in-process, or redis-server and RocketMQ.
  * - The baseline: a conventional hard limiter (per-tenant fixed-window requests per
  *   minute, 429 above it) sending what passes straight to the same simulated GPU,
  *   with no queue. An overloaded GPU answers 429 (its queue is full) or 503 (no slot
@@ -12,23 +14,21 @@
  * Clients are the same for both: one request per trace event, resent after a
  * refusal only if the event carries a retry behavior.
  */
-import { VirtualClock } from '../../lib/clock/virtual-clock.js';
-import { createDispatcher } from '../../lib/dispatch/dispatcher.js';
+import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DispatchEvent } from '../../lib/dispatch/types.js';
 import { checkWindow } from '../../lib/limits/fixed-window.js';
 import type { Policy } from '../../lib/policy/schema.js';
-import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
-import { createEmbeddedResults } from '../../lib/results/embedded.js';
-import { createEmbeddedStore } from '../../lib/store/embedded.js';
+import type { DeadLetter } from '../../lib/queue/types.js';
 import { silentLogger } from '../../lib/telemetry/log.js';
 import { createTelemetry } from '../../lib/telemetry/telemetry.js';
 import { createInProcessUpstream } from '../../lib/upstream/in-process.js';
 import { createEdgeApp } from '../../functions/edge/app.js';
 import type { AdmissionEvent } from '../../functions/edge/deps.js';
 import { createGpuSim, type GpuSimStats } from '../../functions/gpu-sim/app.js';
+import { embeddedEngine, type LabEngine, type Timeline } from './engine.js';
 import { isOk, Recorder, type Attempt } from './recorder.js';
 import type { TraceEvent } from './trace.js';
-import { apiKey, baselineRpm, GPU_BASE_URL, gpuSimOptions, LAB_EPOCH, requestBody, worldPolicy, type World } from './world.js';
+import { apiKey, baselineRpm, GPU_BASE_URL, gpuSimOptions, requestBody, worldPolicy, worldPolicyInput, type World } from './world.js';
 
 export type SystemName = 'sluice' | 'baseline';
 
@@ -57,7 +57,11 @@ export interface SystemRun {
   readonly unanswered: number;
   /** Sluice only: dispatcher events by type (and suspends by cause). */
   readonly dispatch?: Readonly<Record<string, number>>;
-  /** Sluice only: LiteTopics the engine held at the end, and messages dead-lettered. */
+  /** Sluice only: which store, queue and result channel it ran on. */
+  readonly parts?: Readonly<Record<string, string>>;
+  /** Sluice only: messages of one LiteTopic in flight at once, as the engine ran it. */
+  readonly inFlightPerTopic?: number;
+  /** Sluice on the embedded engine: LiteTopics the engine held at the end, and messages dead-lettered. */
   readonly queue?: { readonly liteTopics: number; readonly deadLettered: number; readonly delivered: number };
   /** Sluice with `world.dashboard`: each second (ms from the start), the account on top of the dashboard's burst view. */
   readonly topAccounts?: readonly { readonly t: number; readonly account: string | null }[];
@@ -76,17 +80,27 @@ export function tierOf(world: World, e: TraceEvent): string {
 }
 
 /** Feeds the trace to `send` on the clock, retries per event, waits for the last answer. */
-async function replay(world: World, clock: VirtualClock, recorder: Recorder, send: Send, sampleGpu: () => number): Promise<{ endMs: number; unanswered: number }> {
-  const start = clock.now();
+async function replay(
+  world: World,
+  timeline: Timeline,
+  recorder: Recorder,
+  send: Send,
+  sampleGpu: () => number,
+  progress?: (line: string) => void,
+): Promise<{ endMs: number; unanswered: number }> {
+  const { clock, start } = timeline;
   const trace = world.trace;
   const lastArrival = trace.length ? trace[trace.length - 1]!.t : 0;
   const bucketMs = recorder.bucketMs;
   let outstanding = 0;
+  let sent = 0;
+  let answered = 0;
   let lastAnswer = start;
   let next = 0;
 
   const launch = (e: TraceEvent, n: number, attemptNo: number) => {
     outstanding++;
+    sent++;
     const account = world.accounts[e.account];
     const rec = recorder.attempt({ request: n, tier: tierOf(world, e), account: e.account, tenant: account?.tenant ?? e.tenant ?? e.account }, clock.now());
     send(e, n, rec)
@@ -97,6 +111,7 @@ async function replay(world: World, clock: VirtualClock, recorder: Recorder, sen
         if (out.reason) rec.reason = out.reason;
         lastAnswer = clock.now();
         outstanding--;
+        answered++;
         const retry = e.retry;
         if (!isOk(out.status) && retry && attemptNo < retry.maxAttempts && clock.now() - start <= lastArrival) {
           const wait = retry.honorRetryAfter && out.retryAfterSec !== undefined ? out.retryAfterSec * 1000 : retry.delayMs;
@@ -129,13 +144,24 @@ async function replay(world: World, clock: VirtualClock, recorder: Recorder, sen
   };
   clock.setTimer(bucketMs, tick);
 
+  if (progress && timeline.progressEveryMs) {
+    const report = () => {
+      if (!sampling) return;
+      const at = Math.round((clock.now() - start) / 1000);
+      const of = Math.round(lastArrival / 1000);
+      progress(`${at <= of ? `${at} s of ${of} s` : `draining, ${at} s (trace ended at ${of} s)`}: ${sent} sent, ${answered} answered, ${outstanding} waiting`);
+      clock.setTimer(timeline.progressEveryMs!, report);
+    };
+    clock.setTimer(timeline.progressEveryMs, report);
+  }
+
   scheduleArrivals();
-  await clock.runUntil(start + lastArrival + 1);
+  await timeline.until(start + lastArrival + 1);
   const giveUpAt = start + lastArrival + (world.drainMs ?? 15 * 60_000);
-  while ((outstanding > 0 || next < trace.length) && clock.now() < giveUpAt) await clock.advance(bucketMs);
+  while ((outstanding > 0 || next < trace.length) && clock.now() < giveUpAt) await timeline.until(clock.now() + bucketMs);
   sampling = false;
   // One more sample so the last partial bucket is covered.
-  await clock.advance(bucketMs);
+  await timeline.until(clock.now() + bucketMs);
   return { endMs: lastAnswer - start, unanswered: outstanding };
 }
 
@@ -154,9 +180,20 @@ function gpuFigures(s: GpuSimStats, queuedAtGpu: number): GpuFigures {
 
 const busySlotMs = (s: GpuSimStats) => s.utilization * s.uptimeMs * s.slots;
 
-export async function runSluice(world: World, policy: Policy = worldPolicy(world)): Promise<SystemRun> {
-  const clock = new VirtualClock(LAB_EPOCH);
-  const recorder = new Recorder(LAB_EPOCH, world.bucketMs ?? 5_000);
+export interface RunOptions {
+  readonly engine?: LabEngine;
+  /** Where the run's trace starts (runs compared side by side share one); default: a fresh timeline of the engine. */
+  readonly timeline?: Timeline;
+  readonly progress?: (line: string) => void;
+}
+
+export async function runSluice(world: World, options: RunOptions = {}): Promise<SystemRun> {
+  const engine = options.engine ?? embeddedEngine;
+  const timeline = options.timeline ?? engine.timeline();
+  const { clock, start } = timeline;
+  const policyInput = worldPolicyInput(world, start);
+  const policy = worldPolicy(world, start);
+  const recorder = new Recorder(start, world.bucketMs ?? 5_000);
   const gpu = createGpuSim({ ...gpuSimOptions(world), clock });
   let queuedAtGpu = 0;
   const upstream = createInProcessUpstream({
@@ -166,9 +203,9 @@ export async function runSluice(world: World, policy: Policy = worldPolicy(world
       if (Number(res.headers.get('x-sim-queue-ms') ?? 0) > 0) queuedAtGpu++;
     },
   });
-  const store = createEmbeddedStore(clock);
-  const results = createEmbeddedResults({ clock });
-  const queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: world.inFlightPerTopic ?? world.gpu.slots });
+  let settle: (deadLetter: DeadLetter) => Promise<void> = async () => {};
+  const backend = await engine.sluice(world, policyInput, timeline, { settleDeadLetter: (d) => settle(d) });
+  const { store, queue, results } = backend;
   let ids = 0;
   let leases = 0;
   const byId = new Map<string, Attempt>();
@@ -196,16 +233,16 @@ export async function runSluice(world: World, policy: Policy = worldPolicy(world
     if (event.type === 'failed') final(event.envelope.id, { status: 502, reason: 'upstream-failed' });
     if (event.type === 'expired') final(event.envelope.id, { status: 504, reason: 'expired' });
   };
-  const telemetry = world.dashboard ? createTelemetry({ clock, log: silentLogger, policy: () => policy, depth: (t) => queue.depth(t) }) : undefined;
+  const telemetry = world.dashboard ? createTelemetry({ clock, log: silentLogger, policy: () => policy, ...(backend.depth ? { depth: backend.depth } : {}) }) : undefined;
   const topAccounts: { t: number; account: string | null }[] = [];
   let watching = Boolean(telemetry);
   const watch = () => {
     if (!telemetry || !watching) return;
-    topAccounts.push({ t: clock.now() - LAB_EPOCH, account: telemetry.live(1).accounts[0]?.account ?? null });
+    topAccounts.push({ t: clock.now() - start, account: telemetry.live(1).accounts[0]?.account ?? null });
     clock.setTimer(1_000, watch);
   };
   clock.setTimer(1_000, watch);
-  const handler = createDispatcher({
+  const dispatchDeps = {
     clock,
     store,
     results,
@@ -213,11 +250,13 @@ export async function runSluice(world: World, policy: Policy = worldPolicy(world
     policy: () => policy,
     log: silentLogger,
     newId: () => `lease-${++leases}`,
-    onEvent: (e) => {
+    onEvent: (e: DispatchEvent) => {
       onEvent(e);
       telemetry?.onDispatch(e);
     },
-  });
+  };
+  const handler = createDispatcher(dispatchDeps);
+  settle = (d) => settleDeadLetter(dispatchDeps, d);
   const subscription = queue.subscribe(handler, { concurrency: world.workers ?? 64 });
   const onAdmission = (event: AdmissionEvent) => {
     telemetry?.onAdmission(event);
@@ -273,11 +312,12 @@ export async function runSluice(world: World, policy: Policy = worldPolicy(world
     return { status: res.status, reason, ...(Number.isFinite(retry) && res.headers.has('retry-after') ? { retryAfterSec: retry } : {}) };
   };
 
-  const { endMs, unanswered } = await replay(world, clock, recorder, send, () => busySlotMs(gpu.stats()));
+  const progress = options.progress && ((line: string) => options.progress!(`sluice: ${line}`));
+  const { endMs, unanswered } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
   watching = false;
-  const qs = queue.stats();
+  const qs = backend.queueStats?.();
   await subscription.close();
-  await queue.close();
+  await backend.close();
   await upstream.close();
   gpu.close();
   return {
@@ -287,14 +327,18 @@ export async function runSluice(world: World, policy: Policy = worldPolicy(world
     endMs,
     unanswered,
     dispatch: Object.fromEntries(Object.entries(dispatch).sort()),
-    queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered },
+    parts: backend.describe,
+    inFlightPerTopic: backend.inFlightPerTopic,
+    ...(qs ? { queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered } } : {}),
     ...(telemetry ? { topAccounts } : {}),
   };
 }
 
-export async function runBaseline(world: World, policy: Policy = worldPolicy(world)): Promise<SystemRun> {
-  const clock = new VirtualClock(LAB_EPOCH);
-  const recorder = new Recorder(LAB_EPOCH, world.bucketMs ?? 5_000);
+export async function runBaseline(world: World, options: RunOptions = {}): Promise<SystemRun> {
+  const timeline = options.timeline ?? (options.engine ?? embeddedEngine).timeline();
+  const { clock, start } = timeline;
+  const policy: Policy = worldPolicy(world, start);
+  const recorder = new Recorder(start, world.bucketMs ?? 5_000);
   const gpu = createGpuSim({ ...gpuSimOptions(world), clock });
   const windows = new Map<string, { windowStart: number; count: number }>();
   let queuedAtGpu = 0;
@@ -322,7 +366,8 @@ export async function runBaseline(world: World, policy: Policy = worldPolicy(wor
     return { status: res.status, reason: `gpu:${res.status}`, ...(res.headers.has('retry-after') && Number.isFinite(retry) ? { retryAfterSec: retry } : {}) };
   };
 
-  const { endMs, unanswered } = await replay(world, clock, recorder, send, () => busySlotMs(gpu.stats()));
+  const progress = options.progress && ((line: string) => options.progress!(`baseline: ${line}`));
+  const { endMs, unanswered } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
   gpu.close();
   return { system: 'baseline', recorder, gpu: gpuFigures(gpu.stats(), queuedAtGpu), endMs, unanswered };
 }

@@ -50,11 +50,14 @@ export interface World {
 
 export const apiKey = (account: string) => `sk-lab-${account}`;
 
-/** The Sluice policy of a world; accounts' keys are `sk-lab-<account>`. */
-export function worldPolicy(world: World): Policy {
+/**
+ * The Sluice policy of a world, as a policy file would hold it; accounts' keys are
+ * `sk-lab-<account>`. Reservation times count from `epoch`, where the trace starts.
+ */
+export function worldPolicyInput(world: World, epoch = LAB_EPOCH): PolicyInput {
   const tenants: PolicyInput['tenants'] = { ...world.tenants };
   for (const a of Object.values(world.accounts)) tenants[a.tenant] ??= {};
-  return parsePolicy({
+  return {
     tiers: world.tiers ?? defaultTiers,
     defaults: world.defaults ?? defaultLimits,
     models: {
@@ -70,8 +73,8 @@ export function worldPolicy(world: World): Policy {
       id: r.id,
       tenant: r.tenant,
       model: LAB_MODEL,
-      startsAt: LAB_EPOCH + r.fromMs,
-      endsAt: LAB_EPOCH + r.toMs,
+      startsAt: epoch + r.fromMs,
+      endsAt: epoch + r.toMs,
       extra: { rpm: r.extra.rpm ?? 0, tpm: r.extra.tpm ?? 0, reservoir: r.extra.reservoir ?? 0 },
     })),
     accounts: Object.fromEntries(
@@ -80,7 +83,11 @@ export function worldPolicy(world: World): Policy {
         { tenant: a.tenant, tier: a.tier, keyHashes: [hashApiKey(apiKey(id))], ...(a.limits ? { limits: a.limits } : {}) },
       ]),
     ),
-  });
+  };
+}
+
+export function worldPolicy(world: World, epoch = LAB_EPOCH): Policy {
+  return parsePolicy(worldPolicyInput(world, epoch));
 }
 
 /** Per-tenant RPM of the baseline limiter. */

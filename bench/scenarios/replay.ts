@@ -75,10 +75,11 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
 export const replay: Scenario = {
   name: 'replay',
   description: 'your own JSONL trace through Sluice and the baseline (--trace file.jsonl)',
+  engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const world = withEngineFlags(replayWorld(ctx), ctx.flags);
     ctx.log(`replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`);
-    const c = await compare(world);
+    const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     const models = [...new Set((ctx.trace ?? []).map((e) => e.model))].sort();
     return {
       scenario: 'replay',

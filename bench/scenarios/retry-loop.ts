@@ -134,13 +134,14 @@ function looper(c: RunComparison, system: 'sluice' | 'baseline', p: RetryLoopPar
 export const retryLoopScenario: Scenario = {
   name: 'retry-loop',
   description: 'one offline account retrying in a tight loop: time until it is the top burster, and the effect on everyone else',
+  engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? retryLoopFull : retryLoopSmall;
     const world = withEngineFlags(retryLoopWorld(ctx.seed, p), ctx.flags);
     ctx.log(`retry-loop: ${world.trace.length} requests, loop ${p.loopPerSec}/s from ${p.loopFromMs / 1000} s to ${p.loopToMs / 1000} s, resend after ${p.loopDelayMs} ms`);
-    const c = await compare(world);
+    const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     ctx.log('retry-loop: the same trace without the loop, for reference');
-    const quiet = await compare(withEngineFlags(retryLoopWorld(ctx.seed, p, false), ctx.flags));
+    const quiet = await compare(withEngineFlags(retryLoopWorld(ctx.seed, p, false), ctx.flags), { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     const fig = (system: 'sluice' | 'baseline') => ({ looper: looper(c, system, p), others: others(c, system), othersWithoutLoop: others(quiet, system) });
     const b = fig('baseline');
     const s = fig('sluice');

@@ -82,11 +82,12 @@ export function seed1World(seed: number, p: Seed1Params): World {
 export const seed1Ratio: Scenario = {
   name: 'seed1-ratio',
   description: 'multi-tenant bursty traffic against fixed quotas: refused/sent for a hard limiter vs Sluice',
+  engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? seed1Full : seed1Small;
     const world = withEngineFlags(seed1World(ctx.seed, p), ctx.flags);
     ctx.log(`seed1-ratio: ${world.trace.length} requests, ${p.tenants} tenants, ${p.gpuSlots} GPU slots`);
-    const c = await compare(world);
+    const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     const b = c.baseline;
     const s = c.sluice;
     // Quota refusals are the same rule in both systems; the rest refused requests within quota.

@@ -128,13 +128,14 @@ function burstUtilization(r: SystemReport, fromMs: number, toMs: number): number
 export const seed2Burst: Scenario = {
   name: 'seed2-burst',
   description: "the second seed's campaign: 2,800 batch requests in 3 minutes from 40 service accounts beside steady realtime traffic",
+  engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? seed2Full : seed2Small;
     const world = withEngineFlags(seed2World(ctx.seed, p), ctx.flags);
     ctx.log(`seed2-burst: ${world.trace.length} requests (${p.batchRequests} batch from ${p.batchAccounts} accounts), ${p.gpuSlots} GPU slots`);
-    const c = await compare(world);
+    const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     ctx.log(`seed2-burst: Sluice again with the campaign booked ahead (+${p.bookedReservoir} reservoir for its window)`);
-    const bookedRun = await runSluice(withEngineFlags(seed2World(ctx.seed, p, true), ctx.flags));
+    const bookedRun = await runSluice(withEngineFlags(seed2World(ctx.seed, p, true), ctx.flags), { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     const bookedReport = systemReport(bookedRun, c.world.tiers, Math.max(c.sluice.endMs, c.baseline.endMs, bookedRun.endMs), p.gpuSlots);
     const figures = (r: SystemReport, run: typeof c.runs.sluice) => {
       const rt = r.tiers.realtime!;

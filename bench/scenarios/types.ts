@@ -1,4 +1,5 @@
 import type { Comparison } from '../lib/compare.js';
+import type { EngineName, LabEngine } from '../lib/engine.js';
 import type { TraceEvent } from '../lib/trace.js';
 
 export interface ScenarioContext {
@@ -11,6 +12,8 @@ export interface ScenarioContext {
   readonly flags: Readonly<Record<string, string>>;
   /** Progress lines (stderr in the CLI). */
   readonly log: (line: string) => void;
+  /** What Sluice runs on; default the embedded engine. */
+  readonly engine?: LabEngine;
 }
 
 export interface Table {
@@ -37,5 +40,7 @@ export interface ScenarioOutput {
 export interface Scenario {
   readonly name: string;
   readonly description: string;
+  /** Engines the scenario can run on; default embedded only. */
+  readonly engines?: readonly EngineName[];
   run(ctx: ScenarioContext): Promise<ScenarioOutput>;
 }

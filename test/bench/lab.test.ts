@@ -80,10 +80,10 @@ describe('command line', () => {
     expect(() => withEngineFlags(world, { 'in-flight': '0' })).toThrow(/--in-flight/);
   });
 
-  it('--engine real says it is not available yet and exits 2', { timeout: 120_000 }, async () => {
-    const err = await cli(['seed1-ratio', '--engine', 'real']).catch((e: { code: number; stderr: string }) => e);
-    expect((err as { code: number }).code).toBe(2);
-    expect((err as { stderr: string }).stderr).toMatch(/--engine real: not available yet: .*Redis store and the RocketMQ adapter/);
+  it('--engine real runs the trace scenarios; isolation and scale say where their real-service figures come from', () => {
+    for (const name of ['seed1-ratio', 'seed2-burst', 'retry-loop']) expect(parseArgs([name, '--engine', 'real'])).toMatchObject({ engine: 'real' });
+    expect(() => parseArgs(['isolation', '--engine', 'real'])).toThrow(/embedded engine only: .*npm run bench -- queue/);
+    expect(() => parseArgs(['scale', '--engine', 'real'])).toThrow(/embedded engine only/);
   });
 
   it('replays a JSONL trace: table, JSON report, SVG chart, and the headline JSON as the last line', { timeout: 120_000 }, async () => {

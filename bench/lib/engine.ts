@@ -1,0 +1,88 @@
+/**
+ * What the lab runs Sluice on. The embedded engine: a VirtualClock per run, the
+ * in-process store, engine and result channel; deterministic and much faster than
+ * real time. The real engine (real-engine.ts): the wall clock, redis-server and
+ * RocketMQ 5.5. Scenarios and the two systems only see this interface.
+ */
+import type { Clock } from '../../lib/clock/clock.js';
+import { VirtualClock } from '../../lib/clock/virtual-clock.js';
+import type { PolicyInput } from '../../lib/policy/schema.js';
+import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
+import type { DeadLetter, LiteQueue } from '../../lib/queue/types.js';
+import { createEmbeddedResults } from '../../lib/results/embedded.js';
+import type { ResultChannel } from '../../lib/results/types.js';
+import { createEmbeddedStore } from '../../lib/store/embedded.js';
+import type { RateStore } from '../../lib/store/types.js';
+import { LAB_EPOCH, type World } from './world.js';
+
+export type EngineName = 'embedded' | 'real';
+
+/** One run's time: where the trace's t = 0 is, and how time passes. */
+export interface Timeline {
+  readonly clock: Clock;
+  readonly start: number;
+  /** Lets time pass until `at`: a virtual clock fires its timers on the way, the wall clock waits. */
+  until(at: number): Promise<void>;
+  /** Progress lines every so often while a run goes on (real time only; a virtual run takes seconds). */
+  readonly progressEveryMs?: number;
+}
+
+/** The shared parts Sluice's edge and dispatcher run on. */
+export interface SluiceBackend {
+  readonly store: RateStore;
+  readonly queue: LiteQueue;
+  readonly results: ResultChannel;
+  /** Which implementation each part is, for the report. */
+  readonly describe: Readonly<Record<string, string>>;
+  /** Messages of one LiteTopic in flight at once, as the engine runs it. */
+  readonly inFlightPerTopic: number;
+  /** Messages waiting in a LiteTopic, where the engine can tell (telemetry counts events otherwise). */
+  readonly depth?: (liteTopic: string) => number;
+  /** Engine counters, where the engine keeps them. */
+  queueStats?(): { readonly liteTopics: number; readonly deadLettered: number; readonly delivered: number };
+  close(): Promise<void>;
+}
+
+export interface BackendOptions {
+  /** Messages the engine itself gives up on; the dispatcher settles them so the client gets an answer. */
+  readonly settleDeadLetter: (deadLetter: DeadLetter) => Promise<void>;
+}
+
+export interface LabEngine {
+  readonly name: EngineName;
+  /** A fresh timeline for one system's run; runs of one comparison get the same start. */
+  timeline(start?: number): Timeline;
+  /** Fresh parts for one Sluice run (nothing carried over from an earlier run). */
+  sluice(world: World, policy: PolicyInput, timeline: Timeline, options: BackendOptions): Promise<SluiceBackend>;
+  /** Sluice and the baseline: one after the other on virtual clocks, side by side on the wall clock. */
+  pair<A, B>(a: () => Promise<A>, b: () => Promise<B>): Promise<[A, B]>;
+  close(): Promise<void>;
+}
+
+export const embeddedEngine: LabEngine = {
+  name: 'embedded',
+  timeline(start = LAB_EPOCH) {
+    const clock = new VirtualClock(start);
+    return { clock, start, until: (at) => clock.runUntil(at) };
+  },
+  async sluice(world, _policy, { clock }, { settleDeadLetter }) {
+    const inFlightPerTopic = world.inFlightPerTopic ?? world.gpu.slots;
+    const queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: inFlightPerTopic, onDeadLetter: (d) => void settleDeadLetter(d) });
+    return {
+      store: createEmbeddedStore(clock),
+      queue,
+      results: createEmbeddedResults({ clock }),
+      describe: { store: 'embedded', queue: 'embedded', results: 'embedded' },
+      inFlightPerTopic,
+      depth: (liteTopic) => queue.depth(liteTopic),
+      queueStats: () => queue.stats(),
+      close: () => queue.close(),
+    };
+  },
+  async pair(a, b) {
+    // One at a time: each run drives its own virtual clock and must not interleave with the other.
+    const first = await a();
+    return [first, await b()];
+  },
+  async close() {},
+};

@@ -1,0 +1,123 @@
+/**
+ * The lab's real engine: Sluice on the wall clock over redis-server (the TCP store
+ * behind the guarded store, the Redis result channel) and RocketMQ 5.5 LiteTopics,
+ * wired by the same `createParts` the deployed edge and dispatcher use. A run takes
+ * as long as its trace, so it plays the scenarios' scaled-down worlds.
+ *
+ * Each Sluice run gets a flushed Redis and a LITE parent topic and wildcard group of
+ * its own, so nothing an earlier run left behind (windows, reservoirs, messages)
+ * leaks into the next.
+ */
+import { setTimeout as wait } from 'node:timers/promises';
+import { silentLogger } from '../../lib/telemetry/log.js';
+import { readConfig } from '../../functions/runtime/config.js';
+import { createParts } from '../../functions/runtime/parts.js';
+import { systemClock } from '../../functions/runtime/system-clock.js';
+import type { WildcardGroupOptions } from '../../scripts/rocketmq/admin.ts';
+import type { LabEngine, Timeline } from './engine.js';
+
+export interface RealServices {
+  /** A redis-server of the lab's own: it is flushed before every Sluice run. */
+  readonly redis: { readonly url: string; flush(): Promise<void> };
+  /** A RocketMQ 5.5 proxy and a way to create topics and groups on its broker. */
+  readonly rocketmq: {
+    readonly endpoints: string;
+    createLiteTopic(topic: string): Promise<void>;
+    createWildcardGroup(group: string, parentTopic: string, opts?: Partial<WildcardGroupOptions>): Promise<void>;
+  };
+  /** Options of each run's consumer group (default: the broker scripts' default group). */
+  readonly group?: Partial<WildcardGroupOptions>;
+  /** Stops what the engine started itself. */
+  close?(): Promise<void>;
+}
+
+export interface RealEngineOptions {
+  /** Time between creating a timeline and its trace starting: Sluice's parts connect meanwhile. */
+  readonly leadMs?: number;
+  readonly progressEveryMs?: number;
+}
+
+export function createRealEngine(services: RealServices, options: RealEngineOptions = {}): LabEngine {
+  let runs = 0;
+  const tag = Date.now().toString(36);
+  return {
+    name: 'real',
+    timeline(start = systemClock.now() + (options.leadMs ?? 5_000)): Timeline {
+      return {
+        clock: systemClock,
+        start,
+        until: (at) => wait(Math.max(0, at - systemClock.now())),
+        progressEveryMs: options.progressEveryMs ?? 15_000,
+      };
+    },
+    async sluice(world, policy, timeline, { settleDeadLetter }) {
+      const run = `lab-${tag}-${++runs}`;
+      const group = { ...services.group };
+      await services.redis.flush();
+      await services.rocketmq.createLiteTopic(run);
+      await services.rocketmq.createWildcardGroup(`${run}-dispatchers`, run, group);
+      const config = readConfig({
+        SLUICE_REDIS_URL: services.redis.url,
+        SLUICE_ROCKETMQ_ENDPOINTS: services.rocketmq.endpoints,
+        SLUICE_ROCKETMQ_TOPIC: run,
+        SLUICE_ROCKETMQ_GROUP: `${run}-dispatchers`,
+        SLUICE_POLICY_JSON: JSON.stringify(policy),
+      });
+      const parts = await createParts(config, timeline.clock, silentLogger, { role: 'dispatcher', settleDeadLetter });
+      return {
+        store: parts.store,
+        queue: parts.queue,
+        results: parts.results,
+        describe: { ...parts.describe, group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic' },
+        // A FIFO group hands out one message of a LiteTopic at a time; otherwise the dispatcher's workers bound it.
+        inFlightPerTopic: group.orderly === false ? (world.workers ?? 64) : 1,
+        close: () => parts.close(),
+      };
+    },
+    async pair(a, b) {
+      // Side by side on the wall clock: both systems see every request at the same instant.
+      return Promise.all([a(), b()]);
+    },
+    async close() {
+      await services.close?.();
+    },
+  };
+}
+
+/**
+ * Starts a redis-server and RocketMQ 5.5 (namesrv, broker, cluster-mode proxy) for
+ * the lab, installing what is missing, and an engine that stops them on close.
+ */
+export async function startRealEngine(log: (line: string) => void, group?: Partial<WildcardGroupOptions>): Promise<LabEngine> {
+  const { startRedisServer, rawCommand } = await import('../../scripts/redis/server.ts');
+  const { startRocketMQ } = await import('../../scripts/rocketmq/index.ts');
+  log('real engine: starting redis-server and RocketMQ 5.5 (first run downloads the jars from Maven Central)');
+  const redis = await startRedisServer({ log: (line) => log(`[redis] ${line}`) });
+  let mq;
+  try {
+    mq = await startRocketMQ({ log: (line) => log(`[rocketmq] ${line}`) });
+  } catch (err) {
+    await redis.close();
+    throw err;
+  }
+  const rocketmq = mq;
+  return createRealEngine({
+    redis: {
+      url: redis.url,
+      flush: async () => {
+        await rawCommand(redis.port, ['FLUSHALL']);
+      },
+    },
+    rocketmq: {
+      endpoints: rocketmq.endpoints,
+      createLiteTopic: (topic) => rocketmq.createLiteTopic(topic),
+      createWildcardGroup: (g, topic, opts) => rocketmq.createWildcardGroup(g, topic, opts),
+    },
+    ...(group ? { group } : {}),
+    async close() {
+      log('real engine: stopping RocketMQ and redis-server');
+      await rocketmq.stop();
+      await redis.close();
+    },
+  });
+}
