@@ -27,7 +27,7 @@ import type { AdmissionEvent } from '../../functions/edge/deps.js';
 import { createGpuSim, type GpuSimStats } from '../../functions/gpu-sim/app.js';
 import { embeddedEngine, type LabEngine, type Timeline } from './engine.js';
 import { isOk, Recorder, type Attempt } from './recorder.js';
-import type { TraceEvent } from './trace.js';
+import { retryDelayMs, type TraceEvent } from './trace.js';
 import { apiKey, baselineRpm, GPU_BASE_URL, gpuSimOptions, requestBody, worldPolicy, worldPolicyInput, type World } from './world.js';
 
 export type SystemName = 'sluice' | 'baseline';
@@ -79,6 +79,14 @@ export function tierOf(world: World, e: TraceEvent): string {
   return world.accounts[e.account]?.tier ?? e.tier ?? 'unknown';
 }
 
+/** A fixed draw in [0, 1) per (request, attempt): retry jitter that replays the same every run. */
+function jitterDraw(request: number, attempt: number): number {
+  let h = Math.imul(request ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(attempt, 0xc2b2ae35);
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
+  return ((h ^ (h >>> 16)) >>> 0) / 2 ** 32;
+}
+
 /** Feeds the trace to `send` on the clock, retries per event, waits for the last answer. */
 async function replay(
   world: World,
@@ -114,7 +122,7 @@ async function replay(
         answered++;
         const retry = e.retry;
         if (!isOk(out.status) && retry && attemptNo < retry.maxAttempts && clock.now() - start <= lastArrival) {
-          const wait = retry.honorRetryAfter && out.retryAfterSec !== undefined ? out.retryAfterSec * 1000 : retry.delayMs;
+          const wait = retryDelayMs(retry, attemptNo, out.retryAfterSec === undefined ? undefined : out.retryAfterSec * 1000, jitterDraw(n, attemptNo));
           outstanding++; // the pending resend keeps the run going
           clock.setTimer(wait, () => {
             outstanding--;

@@ -10,12 +10,44 @@ import type { Rng } from './rng.js';
 
 /** How the client behind a request reacts to a refusal (429, 503, 504, 502). */
 export interface RetryBehavior {
-  /** Delay before sending again. */
+  /** Delay before sending again (the first resend's, with exponential backoff). */
   readonly delayMs: number;
   /** Most sends of the same request, the first included. */
   readonly maxAttempts: number;
   /** Honor Retry-After when the server sends one (a well-behaved client). */
   readonly honorRetryAfter?: boolean;
+  /** Retry-After at or above this is not honored; the backoff applies instead. */
+  readonly maxRetryAfterMs?: number;
+  /** Double the delay after each resend, up to `maxDelayMs`. */
+  readonly exponential?: boolean;
+  readonly maxDelayMs?: number;
+  /** Take up to this share off each delay at random (0.25: up to 25 % shorter). */
+  readonly jitter?: number;
+}
+
+/**
+ * What the official OpenAI SDKs do by default (openai-node `maxRetries: 2`,
+ * `calculateDefaultRetryTimeoutMillis`): resend 429 and 5xx twice, after the server's
+ * Retry-After when it is under 60 s, else after min(0.5 s x 2^n, 8 s) less up to 25 %.
+ */
+export const OPENAI_SDK_RETRY: RetryBehavior = {
+  delayMs: 500,
+  maxAttempts: 3,
+  honorRetryAfter: true,
+  maxRetryAfterMs: 60_000,
+  exponential: true,
+  maxDelayMs: 8_000,
+  jitter: 0.25,
+};
+
+/**
+ * How long a client waits before resending after its `attempt`-th send was refused.
+ * `draw` in [0, 1) picks the jitter, so a replay stays deterministic.
+ */
+export function retryDelayMs(retry: RetryBehavior, attempt: number, retryAfterMs: number | undefined, draw: number): number {
+  if (retry.honorRetryAfter && retryAfterMs !== undefined && retryAfterMs >= 0 && retryAfterMs < (retry.maxRetryAfterMs ?? Infinity)) return retryAfterMs;
+  const base = retry.exponential ? Math.min(retry.delayMs * 2 ** (attempt - 1), retry.maxDelayMs ?? Infinity) : retry.delayMs;
+  return base * (1 - (retry.jitter ?? 0) * draw);
 }
 
 export interface TraceEvent {

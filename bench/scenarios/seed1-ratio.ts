@@ -11,9 +11,10 @@
 import { compare } from '../lib/compare.js';
 import { createRng } from '../lib/rng.js';
 import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
-import { burst, merge, poisson, type TraceEvent } from '../lib/trace.js';
+import { burst, merge, OPENAI_SDK_RETRY, poisson, type RetryBehavior, type TraceEvent } from '../lib/trace.js';
 import { LAB_MODEL, withEngineFlags, type World } from '../lib/world.js';
-import type { Scenario, ScenarioContext } from './types.js';
+import type { SystemReport } from '../lib/compare.js';
+import type { Scenario, ScenarioContext, Table } from './types.js';
 
 export interface Seed1Params {
   readonly tenants: number;
@@ -30,6 +31,8 @@ export interface Seed1Params {
   /** Release pace of each tenant's LiteTopic (Sluice only). */
   readonly pacePerSec: number;
   readonly paceBurst: number;
+  /** How clients resend a refused request; default the OpenAI SDK's (two resends, Retry-After honored). */
+  readonly clientRetry?: RetryBehavior | null;
 }
 
 export const seed1Full: Seed1Params = {
@@ -57,7 +60,8 @@ export function seed1World(seed: number, p: Seed1Params): World {
     const tenant = `tenant-${String(i).padStart(2, '0')}`;
     const account = `${tenant}-app`;
     accounts[account] = { tenant, tier: 'standard' };
-    const src = { rng: rng.fork(tenant), accounts: [account], model: LAB_MODEL, tokens };
+    const retry = p.clientRetry === undefined ? OPENAI_SDK_RETRY : p.clientRetry;
+    const src = { rng: rng.fork(tenant), accounts: [account], model: LAB_MODEL, tokens, ...(retry ? { retry } : {}) };
     traces.push(poisson(src, p.basePerSec, 0, p.durationMs));
     for (let t = src.rng.exp(p.burstEveryMs); t < p.durationMs - 10_000; t += src.rng.exp(p.burstEveryMs)) {
       traces.push(burst(src, src.rng.int(p.burstSize[0], p.burstSize[1]), t, src.rng.int(p.burstSpreadMs[0], p.burstSpreadMs[1])));
@@ -87,20 +91,31 @@ export const seed1Ratio: Scenario = {
     const p = ctx.size === 'full' ? seed1Full : seed1Small;
     const world = withEngineFlags(seed1World(ctx.seed, p), ctx.flags);
     ctx.log(`seed1-ratio: ${world.trace.length} requests, ${p.tenants} tenants, ${p.gpuSlots} GPU slots`);
-    const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
+    const engine = { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log };
+    const c = await compare(world, engine);
+    // The same traffic from clients that never resend, to show what the retries add.
+    ctx.log('seed1-ratio: again with clients that do not resend a refused request');
+    const once = await compare(withEngineFlags(seed1World(ctx.seed, { ...p, clientRetry: null }), ctx.flags), engine);
     const b = c.baseline;
     const s = c.sluice;
     // Quota refusals are the same rule in both systems; the rest refused requests within quota.
     const quota = (r: typeof b) => Object.entries(r.refusalsByReason).filter(([k]) => k.startsWith('limit:')).reduce((n, [, v]) => n + v, 0);
     const gpuOverload = (r: typeof b) => r.gpu.refused429 + r.gpu.refused503 + r.gpu.queuedAtGpu;
+    /** How many times lower Sluice's rate-limited ratio is; null when it refused nothing. */
+    const reduction = (x: typeof c) => (x.sluice.refusedRatio > 0 ? Math.round((x.baseline.refusedRatio / x.sluice.refusedRatio) * 10) / 10 : null);
+    const failed = (r: typeof b) => r.total.requests - Math.round(r.total.requestSuccessRate * r.total.requests);
     const headline = {
       requests: c.world.requests,
+      baselineSent: b.total.sent,
+      sluiceSent: s.total.sent,
       baselineRefused: b.total.refused,
       sluiceRefused: s.total.refused,
       baselineRefusedRatio: b.refusedRatio,
       sluiceRefusedRatio: s.refusedRatio,
-      /** How many times fewer refusals Sluice gives; null when it refused nothing. */
-      refusalReduction: s.total.refused > 0 ? Math.round((b.total.refused / s.total.refused) * 10) / 10 : null,
+      refusalReduction: reduction(c),
+      /** Requests whose last attempt was refused too: what users saw fail. */
+      baselineRequestsFailed: failed(b),
+      sluiceRequestsFailed: failed(s),
       baselineQuotaRefusals: quota(b),
       sluiceQuotaRefusals: quota(s),
       /** Requests within quota refused anyway (GPU 429/503, expired in queue). */
@@ -112,16 +127,31 @@ export const seed1Ratio: Scenario = {
       sluiceWaitP99Ms: s.total.waitMs.p99,
       baselineGpuUtilization: b.gpu.utilization,
       sluiceGpuUtilization: s.gpu.utilization,
+      noRetryBaselineRefusedRatio: once.baseline.refusedRatio,
+      noRetrySluiceRefusedRatio: once.sluice.refusedRatio,
+      noRetryRefusalReduction: reduction(once),
+    };
+    const ratioTable: Table = {
+      title: 'rate-limited ratio (refused attempts / attempts sent)',
+      columns: ['clients', 'baseline', 'Sluice', 'Sluice lower by'],
+      rows: [
+        ['OpenAI SDK defaults (2 resends, Retry-After honored)', pct(b.refusedRatio), pct(s.refusedRatio), times(reduction(c))],
+        ['never resend', pct(once.baseline.refusedRatio), pct(once.sluice.refusedRatio), times(reduction(once))],
+      ],
     };
     return {
       scenario: 'seed1-ratio',
       seed: ctx.seed,
       size: ctx.size,
-      params: { ...p, tier: 'standard (share 1, maxQueueWaitMs 60 s)', gpu: world.gpu, tokensPerRequest: '32..96 uniform' },
+      params: { ...p, clientRetry: p.clientRetry === undefined ? OPENAI_SDK_RETRY : p.clientRetry, tier: 'standard (share 1, maxQueueWaitMs 60 s)', gpu: world.gpu, tokensPerRequest: '32..96 uniform' },
       headline,
-      tables: [overviewTable(c), tierTable(c), reasonsTable(c)],
-      details: {},
+      tables: [ratioTable, overviewTable(c), tierTable(c), reasonsTable(c)],
+      details: { noRetry: { baseline: summary(once.baseline), sluice: summary(once.sluice) } },
       comparison: c,
     };
   },
 };
+
+const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
+const times = (x: number | null) => (x === null ? 'refused nothing' : `${x}x`);
+const summary = (r: SystemReport) => ({ sent: r.total.sent, refused: r.total.refused, refusedRatio: r.refusedRatio, refusalsByReason: r.refusalsByReason });
