@@ -59,6 +59,8 @@ export const SERVICE_BENCHES: Readonly<Record<string, { readonly module: string;
 };
 
 const USAGE = `usage: npm run bench -- <scenario> [--engine embedded|real] [--out dir] [--seed N] [--size full|small] [--trace file.jsonl]
+  --engine embedded (default): virtual clock, in-process store and engine; deterministic, minutes of traffic in seconds
+  --engine real: redis-server and RocketMQ 5.5 (started for the run), wall clock, --size small by default; takes as long as the trace
 scenarios:
 ${Object.values(SCENARIOS)
   .map((s) => `  ${s.name.padEnd(12)} ${s.description}${s.engines?.includes('real') ? '' : ' (embedded only)'}`)
@@ -88,7 +90,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   const scenario = positional[0];
   if (!scenario || positional.length > 1) throw new Error(USAGE);
   if (!SCENARIOS[scenario]) throw new Error(`unknown scenario "${scenario}"\n${USAGE}`);
-  const { engine = 'embedded', out = 'bench/out', seed = '1', size = 'full', trace, ...rest } = flags;
+  const { engine = 'embedded', out = 'bench/out', seed = '1', trace, ...rest } = flags;
+  // The real engine runs in real time: it plays the scaled-down world unless told otherwise.
+  const size = flags.size ?? (engine === 'real' ? 'small' : 'full');
+  delete rest.size;
   if (engine !== 'embedded' && engine !== 'real') throw new Error(`--engine must be embedded or real, got ${engine}`);
   if (!/^\d+$/.test(seed)) throw new Error(`--seed must be a non-negative integer, got ${seed}`);
   if (size !== 'full' && size !== 'small') throw new Error(`--size must be full or small, got ${size}`);

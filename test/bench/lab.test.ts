@@ -81,7 +81,9 @@ describe('command line', () => {
   });
 
   it('--engine real runs the trace scenarios; isolation and scale say where their real-service figures come from', () => {
-    for (const name of ['seed1-ratio', 'seed2-burst', 'retry-loop']) expect(parseArgs([name, '--engine', 'real'])).toMatchObject({ engine: 'real' });
+    // Real time: the scaled-down world unless --size says otherwise.
+    for (const name of ['seed1-ratio', 'seed2-burst', 'retry-loop']) expect(parseArgs([name, '--engine', 'real'])).toMatchObject({ engine: 'real', size: 'small' });
+    expect(parseArgs(['seed1-ratio', '--engine', 'real', '--size', 'full'])).toMatchObject({ size: 'full', flags: {} });
     expect(() => parseArgs(['isolation', '--engine', 'real'])).toThrow(/embedded engine only: .*npm run bench -- queue/);
     expect(() => parseArgs(['scale', '--engine', 'real'])).toThrow(/embedded engine only/);
   });
