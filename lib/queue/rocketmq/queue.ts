@@ -20,18 +20,27 @@ import {
 import { mapSendError } from './errors.js';
 import { FailureCounts } from './failure-counts.js';
 import { Limiter } from './limiter.js';
+import { SettledIds } from './settled.js';
 
 export interface RocketMQLiteQueueOptions {
   /** Proxy gRPC `host:port` (the port is required; the client would default to 80). */
   readonly endpoints: string;
   /** LITE parent topic (`message.type=LITE`). */
   readonly parentTopic: string;
-  /** Wildcard group bound to the parent (`lite.bind.topic`, `lite.sub.wildcard`), FIFO. */
+  /**
+   * Wildcard group bound to the parent (`lite.bind.topic`, `lite.sub.wildcard`). Either
+   * kind works: an orderly group (FIFO per LiteTopic: one message of a LiteTopic in
+   * flight) or a non-orderly one (one received batch of a LiteTopic, up to 32, handled
+   * concurrently; see scripts/rocketmq/README.md for what Suspend does there).
+   */
   readonly consumerGroup: string;
   readonly clock: Clock;
   /** Deliveries before a failing message is dead-lettered (counted here, not by the broker). */
   readonly maxAttempts?: number;
-  /** Pause of the LiteTopic after the n-th failure; the message stays at its head. */
+  /**
+   * Pause after the n-th failure, as a Suspend. The broker pauses the whole LiteTopic
+   * (in a non-orderly group too) and delivers the message again first.
+   */
   readonly retryBackoffMs?: (failures: number) => number;
   /**
    * Where a message goes after its last failed attempt, with the reason (the SQS
@@ -139,6 +148,9 @@ class RocketMQSubscription {
   private closing = false;
   private readonly limiter: Limiter;
   private readonly failures = new FailureCounts();
+  private readonly settled = new SettledIds();
+  /** Messages being handled here, by id, with their result to come. */
+  private readonly running = new Map<string, Promise<RmqResult>>();
 
   constructor(
     private readonly opts: RocketMQLiteQueueOptions,
@@ -162,7 +174,9 @@ class RocketMQSubscription {
           .setClientConfiguration({ endpoints: this.opts.endpoints, namespace: this.opts.namespace ?? '' })
           .setConsumerGroup(this.opts.consumerGroup)
           .bindTopic(this.opts.parentTopic)
-          // Different LiteTopics of one received batch run in parallel (still FIFO within each).
+          // Orderly group: different LiteTopics of one received batch run in parallel
+          // (still FIFO within each). A non-orderly group ignores it: the whole batch
+          // runs at once, bounded by the limiter.
           .setEnableFifoConsumeAccelerator(true)
           // Messages waiting for a handler slot use up their invisible time; keep few cached.
           .setMaxCacheMessageCount(Math.max(32, concurrency * 4))
@@ -178,7 +192,20 @@ class RocketMQSubscription {
     }
   }
 
-  private async consume(view: MessageView): Promise<RmqResult> {
+  private consume(view: MessageView): Promise<RmqResult> {
+    // In a non-orderly group a sibling's Suspend makes the broker deliver the batch
+    // again from the suspended message on: messages acked here meanwhile are acked
+    // again, and one still being handled gets the result of the run in progress
+    // (settled through the newer receipt, which the broker now expects).
+    if (this.settled.has(view.messageId)) return Promise.resolve(RmqResult.SUCCESS);
+    const running = this.running.get(view.messageId);
+    if (running) return running;
+    const result = this.consumeOnce(view).finally(() => this.running.delete(view.messageId));
+    this.running.set(view.messageId, result);
+    return result;
+  }
+
+  private async consumeOnce(view: MessageView): Promise<RmqResult> {
     if (this.closing) return ConsumeResultSuspend.of(HAND_BACK_MS);
     return this.limiter.run(async () => {
       if (this.closing) return ConsumeResultSuspend.of(HAND_BACK_MS);
@@ -204,6 +231,7 @@ class RocketMQSubscription {
     switch (result.kind) {
       case 'success':
         this.failures.forget(message.messageId);
+        this.settled.add(message.messageId);
         return RmqResult.SUCCESS;
       case 'suspend':
         return ConsumeResultSuspend.of(Math.max(MIN_SUSPEND_MS, Math.round(result.ms)));
@@ -212,8 +240,9 @@ class RocketMQSubscription {
         this.failures.set(message.messageId, failures);
         const reason = result.reason ?? 'handler failed';
         if (failures >= this.maxAttempts) return this.deadLetter(message, reason);
-        // Backoff as a Suspend: the message stays at the head of its LiteTopic (FIFO)
-        // and only that LiteTopic waits.
+        // Backoff as a Suspend: the broker keeps the message at the head of its
+        // LiteTopic (lite pop is FIFO per LiteTopic in either kind of group) and only
+        // that LiteTopic waits.
         return ConsumeResultSuspend.of(Math.max(MIN_SUSPEND_MS, Math.round(this.backoff(failures))));
       }
     }
@@ -226,6 +255,7 @@ class RocketMQSubscription {
       return ConsumeResultSuspend.of(Math.max(MIN_SUSPEND_MS, Math.round(this.backoff(this.maxAttempts))));
     }
     this.failures.forget(message.messageId);
+    this.settled.add(message.messageId);
     return RmqResult.SUCCESS;
   }
 
