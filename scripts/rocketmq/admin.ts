@@ -41,7 +41,12 @@ export function createLiteParentTopic(brokerAddr: string, topic: string, opts: L
 export interface WildcardGroupOptions {
   /** Deliveries before a message goes to %DLQ%<group>, the first one included. */
   readonly maxAttempts: number;
-  /** FIFO per LiteTopic: Suspend relies on it to hold the head of the LiteTopic back. */
+  /**
+   * consumeMessageOrderly. The broker pops a LiteTopic as a FIFO queue either way (one
+   * received batch at a time, a Suspend pauses the whole LiteTopic); true makes the
+   * client handle that batch one message at a time, false all at once (README,
+   * "Non-orderly groups").
+   */
   readonly orderly: boolean;
   readonly retryInitialMs: number;
   readonly retryMaxMs: number;
