@@ -5,9 +5,16 @@
  *      throughput when throttled ones Suspend vs when they sleep in the handler;
  *   2. send -> handler latency at a stated load, RocketMQ vs the embedded engine;
  *   3. many LiteTopics: N fresh LiteTopics with one message each, time until all are
- *      delivered and the latency at that count.
+ *      delivered and the latency at that count;
+ *   4. drain of one LiteTopic's burst (100 messages queued, handler 200 ms, concurrency
+ *      16) through an orderly (FIFO) group and a non-orderly group at the same time:
+ *      FIFO runs one message of a LiteTopic at a time, non-orderly a received batch;
+ *      then the same burst paced as the dispatcher paces it (each message books its
+ *      own release slot, 20/s, and Suspends until it; handler 400 ms): drain time and
+ *      how late messages start after their slot.
  * Starts its own namesrv, broker and proxy (scripts/rocketmq). Real time throughout.
- *   npm run bench -- queue [--seconds 8] [--topics 1000,10000]
+ *   npm run bench -- queue [--seconds 8] [--topics 1000,10000] [--parts 1,2,3,4]
+ *                          [--drain-messages 100] [--drain-handler-ms 200]
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -19,18 +26,30 @@ import { RocketMQLiteQueue } from '../lib/queue/rocketmq/index.js';
 import { Consume, type LiteQueue, type MessageHandler } from '../lib/queue/types.js';
 import { startRocketMQ } from '../scripts/rocketmq/index.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, topics: { type: 'string', default: '1000,10000' } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '8' },
+    topics: { type: 'string', default: '1000,10000' },
+    parts: { type: 'string', default: '1,2,3,4' },
+    'drain-messages': { type: 'string', default: '100' },
+    'drain-handler-ms': { type: 'string', default: '200' },
+  },
+});
 const SECONDS = Number(values.seconds);
 const TOPIC_COUNTS = values.topics.split(',').map(Number);
+const PARTS = new Set(values.parts.split(',').map(Number));
+const DRAIN_MESSAGES = Number(values['drain-messages']);
+const DRAIN_HANDLER_MS = Number(values['drain-handler-ms']);
+const DRAIN_CONCURRENCY = 16;
 const log = (line: string) => process.stderr.write(`[queue bench] ${line}\n`);
 
 const mq = await startRocketMQ({ log });
 const open: LiteQueue[] = [];
 
-async function brokerQueue(tag: string): Promise<LiteQueue> {
+async function brokerQueue(tag: string, orderly = true): Promise<LiteQueue> {
   const id = `${tag}-${randomUUID().slice(0, 8)}`;
   await mq.createLiteTopic(`bench-${id}`);
-  await mq.createWildcardGroup(`bench-g-${id}`, `bench-${id}`, { orderly: true, maxAttempts: 16 });
+  await mq.createWildcardGroup(`bench-g-${id}`, `bench-${id}`, { orderly, maxAttempts: 16 });
   const q = new RocketMQLiteQueue({ endpoints: mq.endpoints, parentTopic: `bench-${id}`, consumerGroup: `bench-g-${id}`, clock: systemClock, onDeadLetter: () => undefined });
   open.push(q);
   return q;
@@ -128,9 +147,92 @@ async function manyTopics(n: number): Promise<{ deliveredAll: boolean; seconds: 
   return { deliveredAll: samples.length >= n, seconds, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
 }
 
+interface Drain {
+  seconds: number;
+  perSecond: number;
+  maxInFlight: number;
+  handled: number;
+  duplicates: number;
+}
+
+/** 4. One LiteTopic's burst, queued before the consumer starts: time from the first handler start to the last message handled. */
+async function drain(q: LiteQueue): Promise<Drain> {
+  const topic = `burst-${randomUUID().slice(0, 8)}`;
+  await sendAll(q, Array.from({ length: DRAIN_MESSAGES }, () => topic), () => randomUUID());
+  const seen = new Set<string>();
+  let handled = 0;
+  let duplicates = 0;
+  let running = 0;
+  let maxInFlight = 0;
+  let started = 0;
+  let last = 0;
+  const sub = q.subscribe(async (m) => {
+    if (started === 0) started = performance.now();
+    running++;
+    maxInFlight = Math.max(maxInFlight, running);
+    await sleep(systemClock, DRAIN_HANDLER_MS);
+    running--;
+    if (seen.has(m.body)) duplicates++;
+    seen.add(m.body);
+    handled++;
+    last = performance.now();
+    return Consume.success;
+  }, { concurrency: DRAIN_CONCURRENCY });
+  const deadline = performance.now() + 10 * 60_000;
+  while (seen.size < DRAIN_MESSAGES && performance.now() < deadline) await sleep(systemClock, 20);
+  await sub.close();
+  const seconds = (last - started) / 1000;
+  return { seconds, perSecond: seen.size / seconds, maxInFlight, handled, duplicates };
+}
+
+interface PacedDrain {
+  seconds: number;
+  ideal: number;
+  deliveries: number;
+  lateP50: number;
+  lateMax: number;
+}
+
+/** 4b. The burst paced like the dispatcher: each message books its own slot (GCRA, burst 1) and Suspends until it. */
+async function pacedDrain(q: LiteQueue, n: number, rate: number, handlerMs: number): Promise<PacedDrain> {
+  const topic = `paced-${randomUUID().slice(0, 8)}`;
+  await sendAll(q, Array.from({ length: n }, () => topic), () => randomUUID());
+  const booked = new Map<string, number>();
+  let tat: number | undefined;
+  let deliveries = 0;
+  const late: number[] = [];
+  let first = 0;
+  let last = 0;
+  const sub = q.subscribe(async (m) => {
+    deliveries++;
+    const now = Date.now();
+    if (first === 0) first = now;
+    let slot = booked.get(m.messageId);
+    if (slot === undefined) {
+      // The dispatcher's booking (lib/limits/gcra reserving up to 30 s ahead).
+      const d = pace({ rate, burst: 1 }, tat, now, 30_000);
+      slot = now + d.waitMs;
+      tat = d.tat;
+      booked.set(m.messageId, slot);
+    }
+    if (slot - now >= 50) return Consume.suspend(slot - now);
+    if (slot > now) await sleep(systemClock, slot - now);
+    late.push(Date.now() - slot);
+    await sleep(systemClock, handlerMs);
+    last = Date.now();
+    return Consume.success;
+  }, { concurrency: DRAIN_CONCURRENCY });
+  const deadline = Date.now() + 10 * 60_000;
+  while (late.length < n && Date.now() < deadline) await sleep(systemClock, 20);
+  while (last === 0 || Date.now() - last < handlerMs + 50) await sleep(systemClock, 20);
+  await sub.close();
+  late.sort((a, b) => a - b);
+  return { seconds: (last - first) / 1000, ideal: (n - 1) / rate + handlerMs / 1000, deliveries, lateP50: percentile(late, 0.5), lateMax: late[late.length - 1] ?? NaN };
+}
+
 try {
   const iso: Record<string, Record<string, number>> = {};
-  for (const throttled of [5, 40]) {
+  for (const throttled of PARTS.has(1) ? [5, 40] : []) {
     log(`isolation, ${throttled} throttled`);
     iso[throttled] = {
       unthrottled: await isolation('unthrottled', throttled),
@@ -138,28 +240,64 @@ try {
       sleep: await isolation('sleep', throttled),
     };
   }
-  log('latency at 200 msg/s over 50 LiteTopics');
-  const rocket = await latency(await brokerQueue('lat'), 200);
-  const embedded = await latency(new EmbeddedLiteQueue({ clock: systemClock, maxInFlightPerTopic: 32 }), 200);
+  let lat: { rocketmq: Awaited<ReturnType<typeof latency>>; embedded: Awaited<ReturnType<typeof latency>> } | undefined;
+  if (PARTS.has(2)) {
+    log('latency at 200 msg/s over 50 LiteTopics');
+    const rocketmq = await latency(await brokerQueue('lat'), 200);
+    const embedded = await latency(new EmbeddedLiteQueue({ clock: systemClock, maxInFlightPerTopic: 32 }), 200);
+    lat = { rocketmq, embedded };
+  }
   const many: Record<string, Awaited<ReturnType<typeof manyTopics>>> = {};
-  for (const n of TOPIC_COUNTS) {
+  for (const n of PARTS.has(3) ? TOPIC_COUNTS : []) {
     log(`${n} fresh LiteTopics`);
     many[n] = await manyTopics(n);
   }
+  let drains: { fifo: Drain; concurrent: Drain; ratio: number } | undefined;
+  if (PARTS.has(4)) {
+    log(`drain of ${DRAIN_MESSAGES} messages in one LiteTopic, FIFO group and non-orderly group side by side`);
+    const [fifoQ, concurrentQ] = await Promise.all([brokerQueue('drain-fifo', true), brokerQueue('drain-conc', false)]);
+    const [fifo, concurrent] = await Promise.all([drain(fifoQ), drain(concurrentQ)]);
+    drains = { fifo, concurrent, ratio: fifo.seconds / concurrent.seconds };
+  }
+  let paced: { fifo: PacedDrain; concurrent: PacedDrain } | undefined;
+  if (PARTS.has(4)) {
+    log('paced drain: 40 messages in one LiteTopic at 20/s, handler 400 ms, both groups side by side');
+    const [fifoQ, concurrentQ] = await Promise.all([brokerQueue('paced-fifo', true), brokerQueue('paced-conc', false)]);
+    const [fifo, concurrent] = await Promise.all([pacedDrain(fifoQ, 40, 20, 400), pacedDrain(concurrentQ, 40, 20, 400)]);
+    paced = { fifo, concurrent };
+  }
 
   console.log(`RocketMQ ${mq.version}, one broker on loopback, 2 cores; ${SECONDS} s windows`);
-  console.log('\n1. isolation: healthy LiteTopics, messages/s (50 LiteTopics, 50 handlers, 50 ms each; throttled: 1 per 300 ms)');
-  console.log('throttled'.padEnd(11) + 'unthrottled'.padStart(13) + 'Suspend'.padStart(10) + 'sleep'.padStart(10) + '  Suspend/ref  sleep/ref');
+  if (PARTS.has(1)) console.log('\n1. isolation: healthy LiteTopics, messages/s (50 LiteTopics, 50 handlers, 50 ms each; throttled: 1 per 300 ms)');
+  if (PARTS.has(1)) console.log('throttled'.padEnd(11) + 'unthrottled'.padStart(13) + 'Suspend'.padStart(10) + 'sleep'.padStart(10) + '  Suspend/ref  sleep/ref');
   for (const [t, r] of Object.entries(iso)) {
     console.log(t.padEnd(11) + r.unthrottled!.toFixed(1).padStart(13) + r.suspend!.toFixed(1).padStart(10) + r.sleep!.toFixed(1).padStart(10) + `${((100 * r.suspend!) / r.unthrottled!).toFixed(0)}%`.padStart(13) + `${((100 * r.sleep!) / r.unthrottled!).toFixed(0)}%`.padStart(11));
   }
-  console.log('\n2. send -> handler latency at 200 msg/s over 50 LiteTopics (ms)');
-  console.log('engine'.padEnd(11) + 'p50'.padStart(9) + 'p99'.padStart(9) + 'mean'.padStart(9));
-  for (const [name, r] of Object.entries({ rocketmq: rocket, embedded })) console.log(name.padEnd(11) + r.p50.toFixed(2).padStart(9) + r.p99.toFixed(2).padStart(9) + r.mean.toFixed(2).padStart(9));
-  console.log('\n3. fresh LiteTopics, one message each');
-  console.log('LiteTopics'.padEnd(11) + 'all delivered'.padStart(15) + 'seconds'.padStart(9) + 'p50 ms'.padStart(10) + 'p99 ms'.padStart(10));
+  if (lat) {
+    console.log('\n2. send -> handler latency at 200 msg/s over 50 LiteTopics (ms)');
+    console.log('engine'.padEnd(11) + 'p50'.padStart(9) + 'p99'.padStart(9) + 'mean'.padStart(9));
+  }
+  for (const [name, r] of Object.entries(lat ?? {})) console.log(name.padEnd(11) + r.p50.toFixed(2).padStart(9) + r.p99.toFixed(2).padStart(9) + r.mean.toFixed(2).padStart(9));
+  if (PARTS.has(3)) console.log('\n3. fresh LiteTopics, one message each');
+  if (PARTS.has(3)) console.log('LiteTopics'.padEnd(11) + 'all delivered'.padStart(15) + 'seconds'.padStart(9) + 'p50 ms'.padStart(10) + 'p99 ms'.padStart(10));
   for (const [n, r] of Object.entries(many)) console.log(n.padEnd(11) + String(r.deliveredAll).padStart(15) + r.seconds.toFixed(1).padStart(9) + r.p50.toFixed(0).padStart(10) + r.p99.toFixed(0).padStart(10));
-  console.log(JSON.stringify({ bench: 'queue', version: mq.version, seconds: SECONDS, isolation: iso, latency: { rocketmq: rocket, embedded }, liteTopics: many }));
+  if (drains) {
+    console.log(`\n4. drain of ${DRAIN_MESSAGES} messages queued in one LiteTopic, handler ${DRAIN_HANDLER_MS} ms, concurrency ${DRAIN_CONCURRENCY}, both groups at once`);
+    console.log('group'.padEnd(13) + 'seconds'.padStart(9) + 'msg/s'.padStart(8) + 'max in flight'.padStart(15) + 'duplicates'.padStart(12));
+    for (const [name, r] of Object.entries({ 'FIFO': drains.fifo, 'non-orderly': drains.concurrent })) {
+      console.log(name.padEnd(13) + r.seconds.toFixed(2).padStart(9) + r.perSecond.toFixed(1).padStart(8) + String(r.maxInFlight).padStart(15) + String(r.duplicates).padStart(12));
+    }
+    console.log(`non-orderly drains ${drains.ratio.toFixed(1)}x faster`);
+  }
+  if (paced) {
+    console.log('\n4b. the same, paced like the dispatcher: 40 messages, each books its slot at 20/s and Suspends until it, handler 400 ms');
+    console.log('group'.padEnd(13) + 'seconds'.padStart(9) + 'ideal'.padStart(8) + 'deliveries'.padStart(12) + 'late p50 ms'.padStart(13) + 'late max ms'.padStart(13));
+    for (const [name, r] of Object.entries({ 'FIFO': paced.fifo, 'non-orderly': paced.concurrent })) {
+      console.log(name.padEnd(13) + r.seconds.toFixed(2).padStart(9) + r.ideal.toFixed(2).padStart(8) + String(r.deliveries).padStart(12) + r.lateP50.toFixed(0).padStart(13) + r.lateMax.toFixed(0).padStart(13));
+    }
+    console.log('(a message books its slot on its first delivery: FIFO delivers one after the other, so it is never late for its slot but takes one handler time per message)');
+  }
+  console.log(JSON.stringify({ bench: 'queue', version: mq.version, seconds: SECONDS, isolation: iso, latency: lat, liteTopics: many, drain: drains, pacedDrain: paced }));
 } catch (error) {
   process.stderr.write(`queue bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
