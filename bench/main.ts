@@ -41,6 +41,8 @@ export const EMBEDDED_ONLY: Readonly<Record<string, string>> = {
 export interface CliOptions {
   readonly scenario: string;
   readonly engine: 'embedded' | 'real';
+  /** Real engine: the consumer group's kind (FIFO per LiteTopic, as deployed, or non-orderly). */
+  readonly group?: 'fifo' | 'concurrent';
   readonly out: string;
   readonly seed: number;
   readonly size: 'full' | 'small';
@@ -54,13 +56,14 @@ export interface CliOptions {
  */
 export const SERVICE_BENCHES: Readonly<Record<string, { readonly module: string; readonly description: string }>> = {
   admission: { module: './admission.ts', description: 'admission over Redis TCP and Upstash REST vs @upstash/ratelimit, EVALSHA floor, cached denials' },
-  queue: { module: './queue.ts', description: 'RocketMQ 5.5: Suspend vs sleep isolation, send->handler latency vs embedded, many LiteTopics' },
+  queue: { module: './queue.ts', description: 'RocketMQ 5.5: Suspend vs sleep isolation, send->handler latency vs embedded, one LiteTopic drained by a FIFO vs a non-orderly group, many LiteTopics' },
   'results-wake': { module: './results-wake.ts', description: 'time from a stored result to the waiting edge waking, embedded vs TCP vs REST' },
 };
 
 const USAGE = `usage: npm run bench -- <scenario> [--engine embedded|real] [--out dir] [--seed N] [--size full|small] [--trace file.jsonl]
   --engine embedded (default): virtual clock, in-process store and engine; deterministic, minutes of traffic in seconds
   --engine real: redis-server and RocketMQ 5.5 (started for the run), wall clock, --size small by default; takes as long as the trace
+  --group fifo|concurrent (real engine): the LiteTopic consumer group, FIFO per LiteTopic (default, as deployed) or non-orderly
 scenarios:
 ${Object.values(SCENARIOS)
   .map((s) => `  ${s.name.padEnd(12)} ${s.description}${s.engines?.includes('real') ? '' : ' (embedded only)'}`)
@@ -90,19 +93,20 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   const scenario = positional[0];
   if (!scenario || positional.length > 1) throw new Error(USAGE);
   if (!SCENARIOS[scenario]) throw new Error(`unknown scenario "${scenario}"\n${USAGE}`);
-  const { engine = 'embedded', out = 'bench/out', seed = '1', trace, ...rest } = flags;
+  const { engine = 'embedded', out = 'bench/out', seed = '1', trace, group, ...rest } = flags;
   // The real engine runs in real time: it plays the scaled-down world unless told otherwise.
   const size = flags.size ?? (engine === 'real' ? 'small' : 'full');
   delete rest.size;
   if (engine !== 'embedded' && engine !== 'real') throw new Error(`--engine must be embedded or real, got ${engine}`);
   if (!/^\d+$/.test(seed)) throw new Error(`--seed must be a non-negative integer, got ${seed}`);
   if (size !== 'full' && size !== 'small') throw new Error(`--size must be full or small, got ${size}`);
+  if (group !== undefined && (engine !== 'real' || (group !== 'fifo' && group !== 'concurrent'))) throw new Error(`--group fifo|concurrent goes with --engine real, got ${group}`);
   if (trace !== undefined && scenario !== 'replay') throw new Error('--trace goes with the replay scenario: npm run bench -- replay --trace file.jsonl');
   if (scenario === 'replay' && trace === undefined) throw new Error('replay needs --trace file.jsonl');
   if (engine === 'real' && !SCENARIOS[scenario]!.engines?.includes('real')) {
     throw new Error(`${scenario} runs on the embedded engine only: ${EMBEDDED_ONLY[scenario] ?? 'it has no real-engine run'}`);
   }
-  return { scenario, engine, out, seed: Number(seed), size, ...(trace !== undefined ? { tracePath: trace } : {}), flags: rest };
+  return { scenario, engine, ...(group ? { group: group as 'fifo' | 'concurrent' } : {}), out, seed: Number(seed), size, ...(trace !== undefined ? { tracePath: trace } : {}), flags: rest };
 }
 
 /** The JSON report: everything the run measured, nothing about the machine's wall clock, so a seed gives identical bytes. */
@@ -175,7 +179,7 @@ async function main(): Promise<number> {
   }
   const started = performance.now();
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const engine = options.engine === 'real' ? await startRealEngine(log) : undefined;
+  const engine = options.engine === 'real' ? await startRealEngine(log, { orderly: options.group !== 'concurrent' }) : undefined;
   let output: ScenarioOutput;
   try {
     output = await runScenario(options, log, engine);

@@ -16,6 +16,9 @@ import { systemClock } from '../../functions/runtime/system-clock.js';
 import type { WildcardGroupOptions } from '../../scripts/rocketmq/admin.ts';
 import type { LabEngine, Timeline } from './engine.js';
 
+/** Messages of one LiteTopic the broker hands a consumer at once (rocketmq-client-nodejs 1.0.8's receive batch). */
+const RECEIVE_BATCH = 32;
+
 export interface RealServices {
   /** A redis-server of the lab's own: it is flushed before every Sluice run. */
   readonly redis: { readonly url: string; flush(): Promise<void> };
@@ -69,8 +72,8 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
         queue: parts.queue,
         results: parts.results,
         describe: { ...parts.describe, group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic' },
-        // A FIFO group hands out one message of a LiteTopic at a time; otherwise the dispatcher's workers bound it.
-        inFlightPerTopic: group.orderly === false ? (world.workers ?? 64) : 1,
+        // A FIFO group runs one message of a LiteTopic at a time; a non-orderly one a received batch at once.
+        inFlightPerTopic: group.orderly === false ? Math.min(RECEIVE_BATCH, world.workers ?? 64) : 1,
         close: () => parts.close(),
       };
     },

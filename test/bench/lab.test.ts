@@ -84,6 +84,9 @@ describe('command line', () => {
     // Real time: the scaled-down world unless --size says otherwise.
     for (const name of ['seed1-ratio', 'seed2-burst', 'retry-loop']) expect(parseArgs([name, '--engine', 'real'])).toMatchObject({ engine: 'real', size: 'small' });
     expect(parseArgs(['seed1-ratio', '--engine', 'real', '--size', 'full'])).toMatchObject({ size: 'full', flags: {} });
+    expect(parseArgs(['seed2-burst', '--engine', 'real', '--group', 'concurrent'])).toMatchObject({ group: 'concurrent', flags: {} });
+    expect(() => parseArgs(['seed2-burst', '--group', 'concurrent'])).toThrow(/--group .* --engine real/);
+    expect(() => parseArgs(['seed2-burst', '--engine', 'real', '--group', 'lifo'])).toThrow(/--group/);
     expect(() => parseArgs(['isolation', '--engine', 'real'])).toThrow(/embedded engine only: .*npm run bench -- queue/);
     expect(() => parseArgs(['scale', '--engine', 'real'])).toThrow(/embedded engine only/);
   });
