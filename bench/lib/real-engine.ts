@@ -59,7 +59,10 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
       await services.redis.flush();
       await services.rocketmq.createLiteTopic(run);
       await services.rocketmq.createWildcardGroup(`${run}-dispatchers`, run, group);
+      // As many of a tenant's requests at the GPU at once as the embedded engine allows (world.inFlightPerTopic).
+      const shards = Math.min(64, world.inFlightPerTopic ?? world.gpu.slots);
       const config = readConfig({
+        SLUICE_ROCKETMQ_LITETOPIC_SHARDS: String(shards),
         SLUICE_REDIS_URL: services.redis.url,
         SLUICE_ROCKETMQ_ENDPOINTS: services.rocketmq.endpoints,
         SLUICE_ROCKETMQ_TOPIC: run,
@@ -72,8 +75,8 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
         queue: parts.queue,
         results: parts.results,
         describe: { ...parts.describe, group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic' },
-        // A FIFO group runs one message of a LiteTopic at a time; a non-orderly one a received batch at once.
-        inFlightPerTopic: group.orderly === false ? Math.min(RECEIVE_BATCH, world.workers ?? 64) : 1,
+        // A FIFO group runs one message of a physical LiteTopic at a time; a non-orderly one a received batch at once.
+        inFlightPerTopic: shards * (group.orderly === false ? Math.min(RECEIVE_BATCH, world.workers ?? 64) : 1),
         close: () => parts.close(),
       };
     },

@@ -33,6 +33,12 @@ const Config = z.object({
   SLUICE_ROCKETMQ_ENDPOINTS: z.string().regex(/^[^:]+:\d+$/, 'host:port').optional(),
   SLUICE_ROCKETMQ_TOPIC: z.string().default('sluice-requests'),
   SLUICE_ROCKETMQ_GROUP: z.string().default('sluice-dispatchers'),
+  /**
+   * Physical LiteTopics a busy LiteTopic spreads over (lib/queue/sharded.ts): a FIFO group
+   * runs one message per LiteTopic at a time, so this is how many of a tenant's requests
+   * per model can be at the GPU at once on RocketMQ. 1 turns sharding off.
+   */
+  SLUICE_ROCKETMQ_LITETOPIC_SHARDS: z.coerce.number().int().min(1).max(64).default(8),
   /** SQS FIFO queue taking envelopes the broker cannot (the edge spills, dispatchers redrive). */
   SLUICE_SPILLOVER_QUEUE_URL: z.string().url().optional(),
   /** SQS queue of envelopes that failed for good or expired, with reasons. */

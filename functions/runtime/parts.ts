@@ -12,6 +12,7 @@ import { fileSource } from '../../lib/policy/sources/file.js';
 import { ssmSource } from '../../lib/policy/sources/ssm.js';
 import type { Policy } from '../../lib/policy/schema.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
+import { ShardedLiteQueue } from '../../lib/queue/sharded.js';
 import type { DeadLetter, LiteQueue } from '../../lib/queue/types.js';
 import { RedriveWorker, Spillover, SpillingLiteQueue, SqsDeadLetterQueue } from '../../lib/queue/sqs/index.js';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -82,15 +83,18 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
   if (config.SLUICE_ROCKETMQ_ENDPOINTS) {
     // Loaded only when used: its native crc32 module stays out of the edge bundle (infra/stacks/edge-stack.ts).
     const { RocketMQLiteQueue } = await import('../../lib/queue/rocketmq/index.js');
-    const broker = new RocketMQLiteQueue({
+    const rocketmq = new RocketMQLiteQueue({
       endpoints: config.SLUICE_ROCKETMQ_ENDPOINTS,
       parentTopic: config.SLUICE_ROCKETMQ_TOPIC,
       consumerGroup: config.SLUICE_ROCKETMQ_GROUP,
       clock,
       onDeadLetter: deadLetters,
     });
+    const shards = config.SLUICE_ROCKETMQ_LITETOPIC_SHARDS;
+    // Redrives from the spillover go through the shards too.
+    const broker: LiteQueue = shards > 1 ? new ShardedLiteQueue(rocketmq, { clock, shards }) : rocketmq;
     queue = broker;
-    describe = `rocketmq:${config.SLUICE_ROCKETMQ_ENDPOINTS}`;
+    describe = `rocketmq:${config.SLUICE_ROCKETMQ_ENDPOINTS}${shards > 1 ? ` (${shards} shards per LiteTopic)` : ''}`;
     if (config.SLUICE_SPILLOVER_QUEUE_URL && sqs) {
       const spillover = spilloverAt(config.SLUICE_SPILLOVER_QUEUE_URL, sqs);
       queue = new SpillingLiteQueue(broker, spillover, {

@@ -38,3 +38,22 @@ export function liteTopicName(tier: string, tenant: string, model: string, maxLe
   if (lastEscape >= 0 && prefix.length - lastEscape < 3) prefix = prefix.slice(0, lastEscape);
   return `${prefix}${LONG_MARKER}${hash}`;
 }
+
+/**
+ * The physical LiteTopic of shard `shard` of a LiteTopic: shard 0 is the LiteTopic
+ * itself; shard n > 0 appends `-n`. A name has exactly three `-`-joined parts (or
+ * none after its `_x` hash), so a fourth part cannot meet another name. A name with
+ * no room for the suffix gives up the end of its readable prefix, never its hash.
+ */
+export function liteTopicShard(liteTopic: string, shard: number, maxLength = MAX_LITE_TOPIC_LENGTH): string {
+  if (shard === 0) return liteTopic;
+  const suffix = `-${shard}`;
+  if (liteTopic.length + suffix.length <= maxLength) return liteTopic + suffix;
+  const marker = liteTopic.lastIndexOf(LONG_MARKER);
+  // Only hashed names reach the limit: liteTopicName caps short ones at it exactly.
+  const tail = marker >= 0 ? liteTopic.slice(marker) : createHash('sha256').update(liteTopic).digest('hex').slice(0, HASH_HEX);
+  let prefix = liteTopic.slice(0, Math.max(0, maxLength - suffix.length - tail.length - (marker >= 0 ? 0 : LONG_MARKER.length)));
+  const lastEscape = prefix.lastIndexOf('_');
+  if (lastEscape >= 0 && prefix.length - lastEscape < 3) prefix = prefix.slice(0, lastEscape);
+  return `${prefix}${marker >= 0 ? '' : LONG_MARKER}${tail}${suffix}`;
+}
