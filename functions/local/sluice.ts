@@ -119,6 +119,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
       parentTopic: options.rocketmq.parentTopic ?? 'sluice-requests',
       consumerGroup: options.rocketmq.consumerGroup ?? 'sluice-dispatchers',
       clock,
+      log: options.log,
       onDeadLetter,
     });
   } else {

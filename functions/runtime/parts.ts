@@ -88,6 +88,7 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
       parentTopic: config.SLUICE_ROCKETMQ_TOPIC,
       consumerGroup: config.SLUICE_ROCKETMQ_GROUP,
       clock,
+      log,
       onDeadLetter: deadLetters,
     });
     const shards = config.SLUICE_ROCKETMQ_LITETOPIC_SHARDS;

@@ -17,6 +17,8 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../types.js';
+import { silentLogger, type Logger } from '../../telemetry/log.js';
+import { rocketmqClientLogger } from './client-logger.js';
 import { mapSendError } from './errors.js';
 import { FailureCounts } from './failure-counts.js';
 import { Limiter } from './limiter.js';
@@ -51,6 +53,8 @@ export interface RocketMQLiteQueueOptions {
   /** A send that has not answered by then is reported unavailable (it may still land). */
   readonly sendTimeoutMs?: number;
   readonly namespace?: string;
+  /** Where the client library's own log lines go (default: nowhere). */
+  readonly log?: Logger;
 }
 
 /** Smallest pause the client accepts; the dispatcher sleeps locally below it. */
@@ -127,6 +131,7 @@ export class RocketMQLiteQueue implements LiteQueue {
         namespace: this.opts.namespace ?? '',
         topic: this.opts.parentTopic,
         maxAttempts: 2,
+        logger: rocketmqClientLogger(this.opts.log ?? silentLogger),
       });
       this.producer = producer.startup().then(() => producer);
       // A failed start is not cached: the next send tries again (the broker may be back).
@@ -171,7 +176,7 @@ class RocketMQSubscription {
       if (this.closing) throw new Error('subscription closed before the consumer started');
       try {
         this.consumer = await new LitePushConsumerBuilder()
-          .setClientConfiguration({ endpoints: this.opts.endpoints, namespace: this.opts.namespace ?? '' })
+          .setClientConfiguration({ endpoints: this.opts.endpoints, namespace: this.opts.namespace ?? '', logger: rocketmqClientLogger(this.opts.log ?? silentLogger) })
           .setConsumerGroup(this.opts.consumerGroup)
           .bindTopic(this.opts.parentTopic)
           // Orderly group: different LiteTopics of one received batch run in parallel
