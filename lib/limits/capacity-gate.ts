@@ -3,8 +3,14 @@
  * some of its idle part to others (borrowing as in Kubernetes API Priority and
  * Fairness). A tier always gets a slot within its reservation while the model has a
  * free slot; beyond it, only from the unreserved remainder and what idle tiers lend.
- * When a lender needs its slots back, new borrowing stops at once, so it waits at
- * most for the borrowed slots in flight to finish: one upstream service time.
+ *
+ * A lender that needs its slots back is refused only when every slot is taken, and
+ * the gate cannot see its waiting requests between its attempts. So a refusal of a
+ * tier below its reservation marks it as reclaiming (takeSlot): until its own slots
+ * are back up to its reservation, or the mark lapses, no tier may borrow its idle
+ * part, and the next slots to free go to it rather than to a borrower that happens
+ * to ask first. It then waits at most for the borrowed slots in flight to finish
+ * (one upstream service time), plus whatever its own retry interval adds.
  * The Lua twin is lib/store/redis/slot.ts.
  */
 
@@ -18,7 +24,28 @@ export interface GateSpec {
   readonly tiers: Readonly<Record<string, TierShare>>;
 }
 
-export function mayTakeSlot(spec: GateSpec, inUse: Readonly<Record<string, number>>, tier: string): boolean {
+/**
+ * How long a refused tier below its reservation stays reclaiming after its last
+ * refusal. A refused request comes back after the gate's retryAfterMs (at most
+ * 100 ms) at the earliest, but a broker resumes a suspended message later than
+ * asked (RocketMQ 5.5: up to ~1.4 s observed, scripts/rocketmq/README.md); a mark
+ * that lapsed before the retry would reopen the race it exists to close. Longer
+ * costs borrowers: once the reclaiming tier's demand is gone (served below its
+ * reservation, or its requests expired), its lendable slots stay idle this long.
+ */
+export const DEFAULT_RECLAIM_MS = 2_000;
+
+/** Tier → ms until which it is reclaiming; a mark is live while its time is later than now. */
+export type ReclaimMarks = Readonly<Record<string, number>>;
+
+const NONE: ReadonlySet<string> = new Set();
+
+export function mayTakeSlot(
+  spec: GateSpec,
+  inUse: Readonly<Record<string, number>>,
+  tier: string,
+  reclaiming: ReadonlySet<string> = NONE,
+): boolean {
   let total = 0;
   let borrowed = 0;
   let reservedSum = 0;
@@ -27,7 +54,7 @@ export function mayTakeSlot(spec: GateSpec, inUse: Readonly<Record<string, numbe
     const used = inUse[name] ?? 0;
     reservedSum += share.reserved;
     borrowed += Math.max(0, used - share.reserved);
-    if (name !== tier) lendOffer += Math.min(Math.max(0, share.reserved - used), share.lendable);
+    if (name !== tier && !reclaiming.has(name)) lendOffer += Math.min(Math.max(0, share.reserved - used), share.lendable);
   }
   for (const [name, used] of Object.entries(inUse)) {
     total += used;
@@ -40,6 +67,29 @@ export function mayTakeSlot(spec: GateSpec, inUse: Readonly<Record<string, numbe
   if (own < reserved) return true;
   const unreserved = Math.max(0, spec.capacity - reservedSum);
   return borrowed + 1 <= unreserved + lendOffer;
+}
+
+/**
+ * One slot decision with its reclaim marks: the marks it reads (expired ones
+ * dropped) and the marks to keep. A refusal below the tier's reservation marks it
+ * (never shortening a mark); a grant that brings it to its reservation clears it.
+ */
+export function takeSlot(
+  spec: GateSpec,
+  inUse: Readonly<Record<string, number>>,
+  tier: string,
+  marks: ReclaimMarks,
+  now: number,
+  reclaimMs: number,
+): { readonly granted: boolean; readonly marks: Record<string, number> } {
+  const live: Record<string, number> = {};
+  for (const [name, until] of Object.entries(marks)) if (until > now) live[name] = until;
+  const granted = mayTakeSlot(spec, inUse, tier, new Set(Object.keys(live)));
+  const own = inUse[tier] ?? 0;
+  const reserved = spec.tiers[tier]?.reserved ?? 0;
+  if (!granted && own < reserved) live[tier] = Math.max(live[tier] ?? 0, now + reclaimMs);
+  if (granted && own + 1 >= reserved) delete live[tier];
+  return { granted, marks: live };
 }
 
 /** Splits C slots by share fractions; rounding leftovers stay unreserved, free to all. */

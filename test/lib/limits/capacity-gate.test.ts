@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { gateFromShares, mayTakeSlot } from '../../../lib/limits/capacity-gate.js';
+import { gateFromShares, mayTakeSlot, takeSlot } from '../../../lib/limits/capacity-gate.js';
 
 // The second seed's shares: 60/25/15, each tier lending half of its idle reservation.
 const spec = gateFromShares(20, {
@@ -37,21 +37,79 @@ describe('capacity gate', () => {
     expect(mayTakeSlot(spec, { batch: 11, realtime: 8 }, 'realtime')).toBe(true);
   });
 
+  it('lends nothing of a reclaiming tier\'s idle reservation, but the others\' and the unreserved remainder stay borrowable', () => {
+    const reclaiming = new Set(['realtime']);
+    let inUse = { batch: 5 };
+    let extra = 0;
+    while (mayTakeSlot(spec, inUse, 'batch', reclaiming)) inUse = { batch: inUse.batch + 1 }, extra++;
+    // Only offline's 1; realtime's 6 are kept for realtime.
+    expect(extra).toBe(1);
+    const withSpare = { capacity: 10, tiers: { realtime: { reserved: 6, lendable: 3 }, batch: { reserved: 3, lendable: 1 } } };
+    expect(mayTakeSlot(withSpare, { batch: 3 }, 'batch', reclaiming)).toBe(true);
+    expect(mayTakeSlot(withSpare, { batch: 4 }, 'batch', reclaiming)).toBe(false);
+  });
+
+  it('a reclaiming tier still takes its reservation and borrows from others as before', () => {
+    const reclaiming = new Set(['realtime']);
+    expect(mayTakeSlot(spec, { batch: 5, offline: 3 }, 'realtime', reclaiming)).toBe(true);
+    let inUse = { realtime: 12 };
+    let extra = 0;
+    while (mayTakeSlot(spec, inUse, 'realtime', reclaiming)) inUse = { realtime: inUse.realtime + 1 }, extra++;
+    expect(extra).toBe(3);
+  });
+
+  describe('takeSlot marks', () => {
+    const small = { capacity: 4, tiers: { realtime: { reserved: 2, lendable: 2 }, batch: { reserved: 2, lendable: 0 } } };
+
+    it('a refusal below the reservation marks the tier until now + reclaimMs, and then keeps its idle part from borrowers', () => {
+      const refused = takeSlot(small, { batch: 4 }, 'realtime', {}, 1_000, 2_000);
+      expect(refused).toEqual({ granted: false, marks: { realtime: 3_000 } });
+      // One borrowed slot freed: batch would borrow it back without the mark.
+      expect(takeSlot(small, { batch: 3 }, 'batch', {}, 1_500, 2_000).granted).toBe(true);
+      expect(takeSlot(small, { batch: 3 }, 'batch', refused.marks, 1_500, 2_000)).toEqual({ granted: false, marks: { realtime: 3_000 } });
+    });
+
+    it('a refusal at or above the reservation marks nothing', () => {
+      expect(takeSlot(small, { batch: 4 }, 'batch', {}, 0, 2_000)).toEqual({ granted: false, marks: {} });
+      expect(takeSlot(small, { batch: 2, realtime: 2 }, 'realtime', {}, 0, 2_000)).toEqual({ granted: false, marks: {} });
+      // A tier outside the spec reserves nothing.
+      expect(takeSlot(small, { batch: 4 }, 'other', {}, 0, 2_000)).toEqual({ granted: false, marks: {} });
+    });
+
+    it('a grant below the reservation keeps the mark; the grant that reaches it clears it', () => {
+      const marks = { realtime: 3_000 };
+      expect(takeSlot(small, { batch: 2 }, 'realtime', marks, 1_000, 2_000)).toEqual({ granted: true, marks });
+      expect(takeSlot(small, { batch: 2, realtime: 1 }, 'realtime', marks, 1_000, 2_000)).toEqual({ granted: true, marks: {} });
+    });
+
+    it('a mark lapses at its time, and a later refusal extends it but never shortens it', () => {
+      expect(takeSlot(small, { batch: 3 }, 'batch', { realtime: 3_000 }, 2_999, 2_000).granted).toBe(false);
+      expect(takeSlot(small, { batch: 3 }, 'batch', { realtime: 3_000 }, 3_000, 2_000)).toEqual({ granted: true, marks: {} });
+      expect(takeSlot(small, { batch: 4 }, 'realtime', { realtime: 3_000 }, 2_000, 2_000).marks).toEqual({ realtime: 4_000 });
+      expect(takeSlot(small, { batch: 4 }, 'realtime', { realtime: 3_000 }, 2_000, 500).marks).toEqual({ realtime: 3_000 });
+    });
+  });
+
   it('never exceeds capacity, and never refuses a tier under its reservation while a slot is free (property)', () => {
     const tiers = ['realtime', 'batch', 'offline'];
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...tiers), { maxLength: 200 }), fc.array(fc.nat(), { maxLength: 200 }), (arrivals, departures) => {
-        const inUse: Record<string, number> = {};
-        arrivals.forEach((tier, i) => {
-          const total = Object.values(inUse).reduce((a, b) => a + b, 0);
-          const ok = mayTakeSlot(spec, inUse, tier);
-          if ((inUse[tier] ?? 0) < spec.tiers[tier]!.reserved && total < spec.capacity) expect(ok).toBe(true);
-          if (ok) inUse[tier] = (inUse[tier] ?? 0) + 1;
-          expect(Object.values(inUse).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(spec.capacity);
-          const leaving = tiers[(departures[i] ?? 0) % 3]!;
-          if ((departures[i] ?? 0) % 2 === 0 && (inUse[leaving] ?? 0) > 0) inUse[leaving]!--;
-        });
-      }),
+      fc.property(
+        fc.array(fc.constantFrom(...tiers), { maxLength: 200 }),
+        fc.array(fc.nat(), { maxLength: 200 }),
+        fc.subarray(tiers),
+        (arrivals, departures, reclaiming) => {
+          const inUse: Record<string, number> = {};
+          arrivals.forEach((tier, i) => {
+            const total = Object.values(inUse).reduce((a, b) => a + b, 0);
+            const ok = mayTakeSlot(spec, inUse, tier, new Set(reclaiming));
+            if ((inUse[tier] ?? 0) < spec.tiers[tier]!.reserved && total < spec.capacity) expect(ok).toBe(true);
+            if (ok) inUse[tier] = (inUse[tier] ?? 0) + 1;
+            expect(Object.values(inUse).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(spec.capacity);
+            const leaving = tiers[(departures[i] ?? 0) % 3]!;
+            if ((departures[i] ?? 0) % 2 === 0 && (inUse[leaving] ?? 0) > 0) inUse[leaving]!--;
+          });
+        },
+      ),
     );
   });
 });
