@@ -5,7 +5,7 @@
 import type { Clock } from '../clock/clock.js';
 import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../limits/fixed-window.js';
 import { pace } from '../limits/gcra.js';
-import { mayTakeSlot } from '../limits/capacity-gate.js';
+import { DEFAULT_RECLAIM_MS, takeSlot, type ReclaimMarks } from '../limits/capacity-gate.js';
 import type {
   AdmitDecision,
   AdmitInput,
@@ -32,6 +32,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
   const reservoirs = new Map<string, number>();
   const tats = new Map<string, number>();
   const gates = new Map<string, Map<string, Lease>>();
+  const reclaims = new Map<string, ReclaimMarks>();
   let admissions = 0;
 
   function sweepWindows(now: number): void {
@@ -126,7 +127,11 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       const now = clock.now();
       const leases = leasesOf(request.key, now);
       const inUse = countByTier(leases);
-      if (!mayTakeSlot(request, inUse, request.tier)) {
+      const marks = reclaims.get(request.key) ?? {};
+      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS);
+      if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
+      else reclaims.delete(request.key);
+      if (!decision.granted) {
         const nextExpiry = Math.min(...[...leases.values()].map((l) => l.expiresAt));
         // Slots usually free when a request finishes; the lease expiry is only the worst case.
         return { granted: false, inUse, retryAfterMs: Math.max(1, Math.min(nextExpiry - now, 100)) };

@@ -89,6 +89,12 @@ export interface SlotRequest {
   readonly leaseId: string;
   /** A lease not released by then is reclaimed, so a crashed dispatcher frees its slots. */
   readonly leaseMs: number;
+  /**
+   * How long a tier refused below its reservation keeps others from borrowing its
+   * idle part; must outlast its retry interval. Default and why: DEFAULT_RECLAIM_MS
+   * in lib/limits/capacity-gate.ts.
+   */
+  readonly reclaimMs?: number;
 }
 
 export type SlotDecision =

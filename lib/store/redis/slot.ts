@@ -1,9 +1,11 @@
 /**
  * Capacity-gate slot leases: the Lua twin of lib/limits/capacity-gate.ts as the
- * embedded store uses it. Two keys under the gate's hash tag: a sorted set of
- * lease ids scored by expiry (so expired leases are found without a scan) and
- * a hash of lease id → tier (so a release needs only the id).
+ * embedded store uses it. Three keys under the gate's hash tag: a sorted set of
+ * lease ids scored by expiry (so expired leases are found without a scan), a
+ * hash of lease id → tier (so a release needs only the id), and a hash of
+ * tier → reclaiming-until ms (takeSlot's marks).
  */
+import { DEFAULT_RECLAIM_MS } from '../../limits/capacity-gate.js';
 import type { SlotDecision, SlotRequest } from '../types.js';
 import { GC_SLACK_MS } from './admit.js';
 import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient } from './safe-eval.js';
@@ -13,13 +15,18 @@ export function slotTiersKey(gateKey: string): string {
   return `${gateKey}:tiers`;
 }
 
+/** The third key of a gate; apart from the leases so its TTL follows the latest mark, not the longest lease. */
+export function slotReclaimKey(gateKey: string): string {
+  return `${gateKey}:reclaiming`;
+}
+
 /** A refused slot is worth retrying within this long; expiry is only the worst case. */
 export const SLOT_RETRY_CAP_MS = 100;
 
 /**
- * KEYS: lease expiries (zset), lease tiers (hash).
+ * KEYS: lease expiries (zset), lease tiers (hash), reclaim marks (hash).
  * ARGV: now ('' = Redis TIME), tier, capacity, lease id, lease ms, gc slack, retry cap,
- *       tier count, then per tier: name, reserved, lendable.
+ *       reclaim ms, tier count, then per tier: name, reserved, lendable.
  * Reply: granted, retryAfterMs, then tier/count pairs in use (after a grant, including it).
  */
 export const ACQUIRE_SLOT = defineScript(
@@ -32,11 +39,12 @@ local leaseId = ARGV[4]
 local leaseMs = tonumber(ARGV[5])
 local slack = tonumber(ARGV[6])
 local retryCap = tonumber(ARGV[7])
+local reclaimMs = tonumber(ARGV[8])
 local spec = {}
 local names = {}
-for i = 1, tonumber(ARGV[8]) do
-  local name = ARGV[6 + i * 3]
-  spec[name] = {reserved = tonumber(ARGV[7 + i * 3]), lendable = tonumber(ARGV[8 + i * 3])}
+for i = 1, tonumber(ARGV[9]) do
+  local name = ARGV[7 + i * 3]
+  spec[name] = {reserved = tonumber(ARGV[8 + i * 3]), lendable = tonumber(ARGV[9 + i * 3])}
   names[#names + 1] = name
 end
 
@@ -52,32 +60,49 @@ for i = 1, #pairsFlat, 2 do
   if inUse[t] == nil then tiersInUse[#tiersInUse + 1] = t; inUse[t] = 0 end
   inUse[t] = inUse[t] + 1
 end
+local marks, lapsed = {}, {}
+local marksFlat = redis.call('HGETALL', KEYS[3])
+for i = 1, #marksFlat, 2 do
+  local untilMs = tonumber(marksFlat[i + 1])
+  if untilMs > now then marks[marksFlat[i]] = untilMs else lapsed[#lapsed + 1] = marksFlat[i] end
+end
+if #lapsed > 0 then redis.call('HDEL', KEYS[3], unpack(lapsed)) end
 
--- mayTakeSlot
+-- takeSlot: mayTakeSlot with the live marks, then the marks to keep
 local total, borrowed, reservedSum, lendOffer = 0, 0, 0, 0
 for _, name in ipairs(names) do
   local share = spec[name]
   local used = inUse[name] or 0
   reservedSum = reservedSum + share.reserved
   borrowed = borrowed + math.max(0, used - share.reserved)
-  if name ~= tier then lendOffer = lendOffer + math.min(math.max(0, share.reserved - used), share.lendable) end
+  if name ~= tier and marks[name] == nil then lendOffer = lendOffer + math.min(math.max(0, share.reserved - used), share.lendable) end
 end
 for _, name in ipairs(tiersInUse) do
   total = total + inUse[name]
   if spec[name] == nil then borrowed = borrowed + inUse[name] end
 end
+local own = inUse[tier] or 0
+local reserved = 0
+if spec[tier] then reserved = spec[tier].reserved end
 local may
 if total >= capacity then
   may = false
 else
-  local own = inUse[tier] or 0
-  local reserved = 0
-  if spec[tier] then reserved = spec[tier].reserved end
   if own < reserved then
     may = true
   else
     may = borrowed + 1 <= math.max(0, capacity - reservedSum) + lendOffer
   end
+end
+
+if not may and own < reserved then
+  marks[tier] = math.max(marks[tier] or 0, now + reclaimMs)
+  redis.call('HSET', KEYS[3], tier, fmt(marks[tier]))
+  local latest = now
+  for _, untilMs in pairs(marks) do latest = math.max(latest, untilMs) end
+  redis.call('PEXPIRE', KEYS[3], math.ceil(latest - now + slack))
+elseif may and own + 1 >= reserved and marks[tier] then
+  redis.call('HDEL', KEYS[3], tier)
 end
 
 local out
@@ -115,10 +140,12 @@ export async function acquireSlotScript(client: EvalClient, request: SlotRequest
     String(request.leaseMs),
     String(GC_SLACK_MS),
     String(SLOT_RETRY_CAP_MS),
+    String(request.reclaimMs ?? DEFAULT_RECLAIM_MS),
     String(tiers.length),
   ];
   for (const [name, share] of tiers) args.push(name, String(share.reserved), String(share.lendable));
-  const reply = replyArray(await safeEval(client, ACQUIRE_SLOT, [request.key, slotTiersKey(request.key)], args), ACQUIRE_SLOT);
+  const keys = [request.key, slotTiersKey(request.key), slotReclaimKey(request.key)];
+  const reply = replyArray(await safeEval(client, ACQUIRE_SLOT, keys, args), ACQUIRE_SLOT);
   const inUse: Record<string, number> = {};
   // Tier names come back as strings, except that the Upstash client turns numeric-looking ones into numbers.
   for (let i = 2; i < reply.length; i += 2) inUse[String(reply[i])] = num(reply[i + 1]);

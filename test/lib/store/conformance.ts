@@ -19,6 +19,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../lib/clock/clock.js';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
+import { DEFAULT_RECLAIM_MS } from '../../../lib/limits/capacity-gate.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
 import { paceKey, reservoirKey, slotGateKey, windowKey } from '../../../lib/store/keys.js';
 import type { RateStore, Reconciliation, SlotRequest, Unit, WindowLimit } from '../../../lib/store/types.js';
@@ -301,15 +302,92 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
         // 3 own + 1 unreserved + 3 lent by realtime = 7.
         expect(granted.filter(Boolean)).toHaveLength(7);
         for (let i = 0; i < 3; i++) expect((await take('realtime', `r${i}`)).granted).toBe(true);
-        const last = await take('realtime', 'r3');
-        expect(last).toEqual({ granted: false, inUse: { batch: 7, realtime: 3 }, retryAfterMs: 100 });
         await store.releaseSlot(gate.key, 'b0');
         // A tier outside the spec owns nothing but may borrow what is lent...
         expect(await take('offline', 'o1')).toEqual({ granted: true, inUse: { batch: 6, realtime: 3, offline: 1 } });
+        const last = await take('realtime', 'r3');
+        expect(last).toEqual({ granted: false, inUse: { batch: 6, realtime: 3, offline: 1 }, retryAfterMs: 100 });
         await store.releaseSlot(gate.key, 'o1');
-        // ...and realtime takes its own reservation back first.
-        expect((await take('realtime', 'r4')).granted).toBe(true);
+        // ...and once realtime was refused below its reservation, it takes that back first.
         expect((await take('offline', 'o2')).granted).toBe(false);
+        expect((await take('realtime', 'r4')).granted).toBe(true);
+        expect((await take('offline', 'o3')).granted).toBe(false);
+      });
+
+      it('a tier refused below its reservation stops others borrowing its idle part until it is back at its reservation', async () => {
+        const store = await open(new VirtualClock(0));
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 4,
+          tiers: { realtime: { reserved: 2, lendable: 2 }, batch: { reserved: 2, lendable: 0 } },
+          leaseMs: 60_000,
+        };
+        const take = (tier: string, id: string) => store.acquireSlot({ ...gate, tier, leaseId: id });
+        for (let i = 0; i < 4; i++) expect((await take('batch', `b${i}`)).granted).toBe(true);
+        expect((await take('realtime', 'r0')).granted).toBe(false);
+        // A borrowed slot frees and batch asks first: without the mark it would take it again.
+        await store.releaseSlot(gate.key, 'b0');
+        expect(await take('batch', 'b4')).toEqual({ granted: false, inUse: { batch: 3 }, retryAfterMs: 100 });
+        expect(await take('realtime', 'r1')).toEqual({ granted: true, inUse: { batch: 3, realtime: 1 } });
+        // Still below its reservation: the mark stays.
+        await store.releaseSlot(gate.key, 'b1');
+        expect((await take('batch', 'b5')).granted).toBe(false);
+        expect(await take('realtime', 'r2')).toEqual({ granted: true, inUse: { batch: 2, realtime: 2 } });
+        // Back at its reservation: the mark is gone, realtime's idle part is lent again.
+        await store.releaseSlot(gate.key, 'r2');
+        expect(await take('batch', 'b6')).toEqual({ granted: true, inUse: { batch: 3, realtime: 1 } });
+      });
+
+      it('a reclaim mark lapses reclaimMs after the last refusal that set it', async () => {
+        const clock = new VirtualClock(10_000);
+        const store = await open(clock);
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 2,
+          tiers: { realtime: { reserved: 1, lendable: 1 }, batch: { reserved: 1, lendable: 0 } },
+          leaseMs: 60_000,
+        };
+        const take = (tier: string, id: string, reclaimMs?: number) => store.acquireSlot({ ...gate, tier, leaseId: id, reclaimMs });
+        expect((await take('batch', 'b0')).granted).toBe(true);
+        expect((await take('batch', 'b1')).granted).toBe(true);
+        expect((await take('realtime', 'r0', 1_000)).granted).toBe(false);
+        await clock.advance(600);
+        // A second refusal extends the mark to 600 + 1000.
+        expect((await take('realtime', 'r1', 1_000)).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'b0');
+        expect((await take('batch', 'b2')).granted).toBe(false);
+        await clock.advance(999);
+        expect((await take('batch', 'b3')).granted).toBe(false);
+        await clock.advance(1);
+        expect(await take('batch', 'b4')).toEqual({ granted: true, inUse: { batch: 2 } });
+        // Without reclaimMs the default applies.
+        await store.releaseSlot(gate.key, 'b1');
+        await store.releaseSlot(gate.key, 'b4');
+        for (const id of ['b5', 'b6']) expect((await take('batch', id)).granted).toBe(true);
+        expect((await take('realtime', 'r2')).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'b5');
+        await clock.advance(DEFAULT_RECLAIM_MS - 1);
+        expect((await take('batch', 'b7')).granted).toBe(false);
+        await clock.advance(1);
+        expect((await take('batch', 'b8')).granted).toBe(true);
+      });
+
+      it('a tier refused at or above its reservation sets no reclaim mark', async () => {
+        const store = await open(new VirtualClock(0));
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 2,
+          tiers: { realtime: { reserved: 1, lendable: 1 }, batch: { reserved: 1, lendable: 1 } },
+          leaseMs: 60_000,
+        };
+        const take = (tier: string, id: string) => store.acquireSlot({ ...gate, tier, leaseId: id });
+        expect((await take('batch', 'b0')).granted).toBe(true);
+        expect((await take('realtime', 'r0')).granted).toBe(true);
+        // Both at their reservation, the gate full: batch is refused at its reservation.
+        expect((await take('batch', 'b1')).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'b0');
+        // Batch idle: realtime borrows its lendable slot at once.
+        expect(await take('realtime', 'r1')).toEqual({ granted: true, inUse: { realtime: 2 } });
       });
     });
 
@@ -344,6 +422,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
             tier: fc.constantFrom('realtime', 'batch', 'offline', 'other'),
             lease: fc.integer({ min: 0, max: 7 }),
             leaseMs: fc.integer({ min: 1, max: 3000 }),
+            reclaimMs: fc.option(fc.integer({ min: 0, max: 3000 }), { nil: undefined }),
           }),
           weight: 3,
         },
@@ -409,7 +488,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
                     await both((s) => s.pace({ key: paceKey(t, `p${step.key}`), rate: step.rate, burst: step.burst }));
                     break;
                   case 'acquire':
-                    await both((s) => s.acquireSlot({ ...gate, tier: step.tier, leaseId: `l${step.lease}`, leaseMs: step.leaseMs }));
+                    await both((s) => s.acquireSlot({ ...gate, tier: step.tier, leaseId: `l${step.lease}`, leaseMs: step.leaseMs, reclaimMs: step.reclaimMs }));
                     break;
                   case 'release':
                     await both((s) => s.releaseSlot(gate.key, `l${step.lease}`));

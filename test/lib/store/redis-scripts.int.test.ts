@@ -11,6 +11,8 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startRedisServer } from '../../../scripts/redis/server.ts';
 import { paceKey, reservoirKey, slotGateKey, windowKey } from '../../../lib/store/keys.js';
+import { GC_SLACK_MS } from '../../../lib/store/redis/admit.js';
+import { slotReclaimKey } from '../../../lib/store/redis/slot.js';
 import { createTcpStore } from '../../../lib/store/redis/tcp.js';
 import { createUpstashStore } from '../../../lib/store/redis/upstash.js';
 import type { AdmitInput, RateStore } from '../../../lib/store/types.js';
@@ -73,11 +75,15 @@ async function exercise(store: RateStore): Promise<number> {
   await store.reconcile(input.limits.filter((l) => l.unit === 'tokens').map((l, i) => ({ key: l.key, windowStart: a.windows[0]!.windowStart, delta: i ? -100 : 50 })));
   await store.leaveReservoir(input.reservoir!.key);
   await store.pace({ key: paceKey(t, `batch.${t}.m`), rate: 10, burst: 5 });
-  const gate = { key: slotGateKey(`m-${uid()}`), capacity: 4, tiers: { realtime: { reserved: 2, lendable: 1 } }, leaseMs: 10_000 };
+  const gate = { key: slotGateKey(`m-${uid()}`), capacity: 2, tiers: { realtime: { reserved: 2, lendable: 1 } }, leaseMs: 10_000 };
   await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'l1' });
   await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'l2' });
+  // Refused below its reservation: writes a reclaim mark, which the next grant clears.
+  await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'l3' });
+  await store.releaseSlot(gate.key, 'l2');
+  await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'l4' });
   await store.releaseSlot(gate.key, 'l1');
-  return 8;
+  return 11;
 }
 
 const hashTag = (key: string) => /\{([^}]*)\}/.exec(key)?.[1];
@@ -116,6 +122,19 @@ describe.each(makers)('Redis scripts over %s', (_name, make) => {
     const admission = top[0]!;
     expect(Number(admission.args[2])).toBe(5);
     expect(admission.inner.filter((c) => c.args[0]!.toUpperCase() === 'HSET')).toHaveLength(4);
+    await store.close();
+  });
+
+  it('gives the reclaim marks a TTL past the latest mark, so they never linger', async () => {
+    const store = await make();
+    const gate = { key: slotGateKey(`m-${uid()}`), capacity: 1, tiers: { realtime: { reserved: 1, lendable: 1 } }, leaseMs: 10_000 };
+    expect((await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'b' })).granted).toBe(true);
+    expect((await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'r', reclaimMs: 5_000 })).granted).toBe(false);
+    const admin = new Redis(inject('redisUrl'), { protocol: 2 });
+    const ttl = await admin.pttl(slotReclaimKey(gate.key));
+    expect(ttl).toBeGreaterThan(5_000);
+    expect(ttl).toBeLessThanOrEqual(5_000 + GC_SLACK_MS);
+    admin.disconnect();
     await store.close();
   });
 
