@@ -8,9 +8,10 @@
  * the gate cannot see its waiting requests between its attempts. So a refusal of a
  * tier below its reservation marks it as reclaiming (takeSlot): until its own slots
  * are back up to its reservation, or the mark lapses, no tier may borrow its idle
- * part, and the next slots to free go to it rather than to a borrower that happens
- * to ask first. It then waits at most for the borrowed slots in flight to finish
- * (one upstream service time), plus whatever its own retry interval adds.
+ * part, so a slot that frees goes to it (or to another tier within its own
+ * reservation), not to a borrower that happens to ask first. Retrying within the
+ * mark, it waits at most for the borrowed slots in flight to finish (one upstream
+ * service time) plus its retry interval.
  * The Lua twin is lib/store/redis/slot.ts.
  */
 
@@ -28,10 +29,11 @@ export interface GateSpec {
  * How long a refused tier below its reservation stays reclaiming after its last
  * refusal. A refused request comes back after the gate's retryAfterMs (at most
  * 100 ms) at the earliest, but a broker resumes a suspended message later than
- * asked (RocketMQ 5.5: up to ~1.4 s observed, scripts/rocketmq/README.md); a mark
- * that lapsed before the retry would reopen the race it exists to close. Longer
- * costs borrowers: once the reclaiming tier's demand is gone (served below its
- * reservation, or its requests expired), its lendable slots stay idle this long.
+ * asked (RocketMQ 5.5: paced messages started up to ~1.4 s after their booked
+ * time, scripts/rocketmq/README.md); a mark that lapsed before the retry would
+ * reopen the race it exists to close. Longer costs borrowers: once the reclaiming
+ * tier's demand is gone (served below its reservation, or its requests expired),
+ * its lendable slots stay idle this long.
  */
 export const DEFAULT_RECLAIM_MS = 2_000;
 
