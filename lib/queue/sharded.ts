@@ -9,12 +9,9 @@
  * logical one), so every shard books its release from the same bucket, and each
  * shard's Suspend holds back only that shard.
  *
- * A LiteTopic stays on shard 0 while it is quiet: sends go round the shards, and the
- * count starts again at shard 0 once the LiteTopic has had no send for `quietMs`. A
- * tenant sending now and then keeps one LiteTopic on the broker; a burst, or steady
- * traffic whose requests overlap (an LLM request lasts seconds), spreads over all N.
- * (Counting per second instead put a steady tenant's every request on shard 0, one
- * behind the other: realtime waited seconds on the real engine.) Order within a LiteTopic is not kept across
+ * A LiteTopic stays on shard 0 until it is busy: the n-th send to it within one
+ * second goes to shard n mod N. A tenant sending now and then keeps one LiteTopic on
+ * the broker; a burst spreads over all N. Order within a LiteTopic is not kept across
  * shards (nothing in Sluice needs it: each message carries its own deadline and
  * pacing books each message's own release).
  */
@@ -28,14 +25,13 @@ export interface ShardedLiteQueueOptions {
   readonly shards: number;
   /** LiteTopics whose recent sends are remembered (least recently sent forgotten first). */
   readonly remember?: number;
-  /** After this long without a send, a LiteTopic starts again at shard 0 (default 10 s: longer than a request lasts). */
-  readonly quietMs?: number;
 }
 
+const WINDOW_MS = 1_000;
+
 export class ShardedLiteQueue implements LiteQueue {
-  private readonly recent = new Map<string, { last: number; sends: number }>();
+  private readonly recent = new Map<string, { window: number; sends: number }>();
   private readonly remember: number;
-  private readonly quietMs: number;
 
   constructor(
     private readonly inner: LiteQueue,
@@ -43,18 +39,17 @@ export class ShardedLiteQueue implements LiteQueue {
   ) {
     if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
     this.remember = opts.remember ?? 10_000;
-    this.quietMs = opts.quietMs ?? 10_000;
   }
 
   /** The physical LiteTopic the next send to `liteTopic` goes to. */
   shardFor(liteTopic: string): string {
     if (this.opts.shards === 1) return liteTopic;
-    const now = this.opts.clock.now();
+    const window = Math.floor(this.opts.clock.now() / WINDOW_MS);
     const seen = this.recent.get(liteTopic);
-    const sends = seen && now - seen.last < this.quietMs ? seen.sends : 0;
+    const sends = seen && seen.window === window ? seen.sends : 0;
     // Re-inserting keeps the map in least-recently-sent order for the eviction below.
     this.recent.delete(liteTopic);
-    this.recent.set(liteTopic, { last: now, sends: sends + 1 });
+    this.recent.set(liteTopic, { window, sends: sends + 1 });
     if (this.recent.size > this.remember) this.recent.delete(this.recent.keys().next().value!);
     return liteTopicShard(liteTopic, sends % this.opts.shards);
   }

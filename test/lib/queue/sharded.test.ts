@@ -48,18 +48,9 @@ describe('ShardedLiteQueue', () => {
     const { clock, sent, queue } = setup();
     for (let i = 0; i < 10; i++) {
       await queue.send('batch-acme-m', `m${i}`);
-      await clock.advance(10_000);
-    }
-    expect(new Set(sent)).toEqual(new Set(['batch-acme-m']));
-  });
-
-  it('spreads steady traffic whose requests overlap, not only bursts within a second', async () => {
-    const { clock, sent, queue } = setup(4);
-    for (let i = 0; i < 8; i++) {
-      await queue.send('realtime-acme-m', `m${i}`);
       await clock.advance(1_500);
     }
-    expect(sent).toEqual(['', '-1', '-2', '-3', '', '-1', '-2', '-3'].map((s) => `realtime-acme-m${s}`));
+    expect(new Set(sent)).toEqual(new Set(['batch-acme-m']));
   });
 
   it('spreads a burst over every shard, round robin, and other LiteTopics count on their own', async () => {
