@@ -93,10 +93,9 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   const scenario = positional[0];
   if (!scenario || positional.length > 1) throw new Error(USAGE);
   if (!SCENARIOS[scenario]) throw new Error(`unknown scenario "${scenario}"\n${USAGE}`);
-  const { engine = 'embedded', out = 'bench/out', seed = '1', trace, group, ...rest } = flags;
+  const { engine = 'embedded', out = 'bench/out', seed = '1', trace, group, size: sizeFlag, ...rest } = flags;
   // The real engine runs in real time: it plays the scaled-down world unless told otherwise.
-  const size = flags.size ?? (engine === 'real' ? 'small' : 'full');
-  delete rest.size;
+  const size = sizeFlag ?? (engine === 'real' ? 'small' : 'full');
   if (engine !== 'embedded' && engine !== 'real') throw new Error(`--engine must be embedded or real, got ${engine}`);
   if (!/^\d+$/.test(seed)) throw new Error(`--seed must be a non-negative integer, got ${seed}`);
   if (size !== 'full' && size !== 'small') throw new Error(`--size must be full or small, got ${size}`);

@@ -17,7 +17,7 @@
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DispatchEvent } from '../../lib/dispatch/types.js';
 import { checkWindow } from '../../lib/limits/fixed-window.js';
-import type { Policy } from '../../lib/policy/schema.js';
+import { parsePolicy, type Policy } from '../../lib/policy/schema.js';
 import type { DeadLetter } from '../../lib/queue/types.js';
 import { silentLogger } from '../../lib/telemetry/log.js';
 import { createTelemetry } from '../../lib/telemetry/telemetry.js';
@@ -200,7 +200,7 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   const timeline = options.timeline ?? engine.timeline();
   const { clock, start } = timeline;
   const policyInput = worldPolicyInput(world, start);
-  const policy = worldPolicy(world, start);
+  const policy = parsePolicy(policyInput);
   const recorder = new Recorder(start, world.bucketMs ?? 5_000);
   const gpu = createGpuSim({ ...gpuSimOptions(world), clock });
   let queuedAtGpu = 0;
