@@ -1,13 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import {
   ConsumeResult,
   ConsumeResultSuspend,
-  LitePushConsumerBuilder,
-  Producer,
   type MessageView,
 } from 'rocketmq-client-nodejs';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { controlClient } from '../../scripts/rocketmq/control.ts';
+import { describe, expect, it } from 'vitest';
+import { pause, until, useRocketMQ } from '../support/rocketmq.ts';
 
 // A non-orderly wildcard LiteTopic group (consumeMessageOrderly=false, `-o false`) on
 // the local RocketMQ, straight through rocketmq-client-nodejs 1.0.8: what it does with
@@ -15,53 +12,8 @@ import { controlClient } from '../../scripts/rocketmq/control.ts';
 // (PopLiteMessageProcessor) is FIFO per LiteTopic whatever the group says: a LiteTopic
 // hands out one batch at a time, and the client of a non-orderly group runs that batch
 // at once.
-const mq = inject('rocketmq');
-const control = controlClient(mq.controlUrl);
-const closers: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-});
-
-async function freshTopicAndGroup(orderly: boolean, maxAttempts = 16): Promise<{ topic: string; group: string }> {
-  const id = randomUUID().slice(0, 8);
-  const topic = `conc-${id}`;
-  const group = `conc-g-${id}`;
-  await control.createLiteTopic(topic);
-  await control.createWildcardGroup(group, topic, { maxAttempts, orderly });
-  return { topic, group };
-}
-
-async function producer(topic: string): Promise<Producer> {
-  const p = new Producer({ endpoints: mq.endpoints, namespace: '', topic, maxAttempts: 3 });
-  await p.startup();
-  closers.push(() => p.shutdown());
-  return p;
-}
-
-async function consumer(topic: string, group: string, consume: (m: MessageView) => Promise<ConsumeResult>): Promise<void> {
-  const c = await new LitePushConsumerBuilder()
-    .setClientConfiguration({ endpoints: mq.endpoints, namespace: '' })
-    .setConsumerGroup(group)
-    .bindTopic(topic)
-    .setMessageListener({ consume })
-    .build();
-  closers.push(() => c.close());
-}
-
-function send(p: Producer, topic: string, liteTopic: string, body: string) {
-  return p.send({ topic, liteTopic, body: Buffer.from(body) });
-}
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(20);
-  }
-}
+const { mq, producer, consumer, send, freshTopicAndGroup: freshOn } = useRocketMQ();
+const freshTopicAndGroup = (orderly: boolean, maxAttempts = 16) => freshOn('conc', { maxAttempts, orderly });
 
 interface Delivery {
   body: string;

@@ -1,64 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import {
   ConsumeResult,
   ConsumeResultSuspend,
-  LitePushConsumerBuilder,
-  Producer,
-  type LitePushConsumer,
-  type MessageView,
 } from 'rocketmq-client-nodejs';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { controlClient } from '../../scripts/rocketmq/control.ts';
+import { describe, expect, it } from 'vitest';
+import { until, useRocketMQ } from '../support/rocketmq.ts';
 
 // Smoke test of the local RocketMQ started by test/setup/rocketmq.setup.ts: the
 // LiteTopic features Sluice depends on, straight through rocketmq-client-nodejs.
-const mq = inject('rocketmq');
-const control = controlClient(mq.controlUrl);
-const closers: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-});
-
-/** A fresh parent topic and wildcard group, so tests never see each other's messages. */
-async function freshTopicAndGroup(maxAttempts = 3): Promise<{ topic: string; group: string }> {
-  const id = randomUUID().slice(0, 8);
-  const topic = `smoke-${id}`;
-  const group = `smoke-g-${id}`;
-  await control.createLiteTopic(topic);
-  await control.createWildcardGroup(group, topic, { maxAttempts, orderly: true });
-  return { topic, group };
-}
-
-async function producer(topic: string): Promise<Producer> {
-  const p = new Producer({ endpoints: mq.endpoints, namespace: '', topic, maxAttempts: 3 });
-  await p.startup();
-  closers.push(() => p.shutdown());
-  return p;
-}
-
-async function consumer(topic: string, group: string, consume: (m: MessageView) => Promise<ConsumeResult>): Promise<LitePushConsumer> {
-  const c = await new LitePushConsumerBuilder()
-    .setClientConfiguration({ endpoints: mq.endpoints, namespace: '' })
-    .setConsumerGroup(group)
-    .bindTopic(topic)
-    .setMessageListener({ consume })
-    .build();
-  closers.push(() => c.close());
-  return c;
-}
-
-function send(p: Producer, topic: string, liteTopic: string, body: string) {
-  return p.send({ topic, liteTopic, body: Buffer.from(body) });
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const { mq, producer, consumer, send, freshTopicAndGroup: freshOn } = useRocketMQ();
+const freshTopicAndGroup = (maxAttempts = 3) => freshOn('smoke', { maxAttempts, orderly: true });
 
 describe(`RocketMQ ${mq.version} LiteTopics`, () => {
   it('delivers a message sent to a LiteTopic to the wildcard LitePushConsumer', async () => {

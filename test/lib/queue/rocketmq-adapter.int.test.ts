@@ -1,46 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../functions/runtime/system-clock.js';
 import { liteTopicName, MAX_LITE_TOPIC_LENGTH } from '../../../lib/queue/lite-topic-name.js';
-import { RocketMQLiteQueue } from '../../../lib/queue/rocketmq/index.js';
+import { RocketMQLiteQueue, type RocketMQLiteQueueOptions } from '../../../lib/queue/rocketmq/index.js';
 import { Consume, LiteTopicQuotaError, QueueUnavailableError, type LiteMessage } from '../../../lib/queue/types.js';
-import { controlClient } from '../../../scripts/rocketmq/control.ts';
 import { freePort } from '../../../scripts/rocketmq/ports.ts';
+import { until as waitUntil, useRocketMQ } from '../../support/rocketmq.ts';
 
 // What the RocketMQ adapter adds over the conformance suite: names the proxy accepts,
 // error mapping against a real proxy and broker, and a close that drains.
-const mq = inject('rocketmq');
-const control = controlClient(mq.controlUrl);
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-});
-
-async function freshQueue(extra: Partial<ConstructorParameters<typeof RocketMQLiteQueue>[0]> = {}) {
-  const id = randomUUID().slice(0, 8);
-  const parentTopic = `adapter-${id}`;
-  const consumerGroup = `adapter-g-${id}`;
-  await control.createLiteTopic(parentTopic);
-  await control.createWildcardGroup(consumerGroup, parentTopic, { orderly: true, maxAttempts: 16 });
-  const queue = new RocketMQLiteQueue({
-    endpoints: mq.endpoints,
-    parentTopic,
-    consumerGroup,
-    clock: systemClock,
-    onDeadLetter: () => undefined,
-    ...extra,
-  });
-  closers.push(() => queue.close());
-  return queue;
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const { mq, control, closeLater, freshQueue: freshOn } = useRocketMQ();
+const freshQueue = (extra: Partial<RocketMQLiteQueueOptions> = {}) => freshOn('adapter', { orderly: true, maxAttempts: 16 }, extra);
+const until = (what: string, check: () => boolean, timeoutMs = 30_000) => waitUntil(what, check, timeoutMs);
 
 describe('LiteTopic names', () => {
   const cases: Array<[string, string, string]> = [
@@ -98,7 +69,7 @@ describe('RocketMQ adapter errors', () => {
       onDeadLetter: () => undefined,
       sendTimeoutMs: 1_000,
     });
-    closers.push(() => queue.close());
+    closeLater(() => queue.close());
     await expect(queue.send('lt', 'x')).rejects.toBeInstanceOf(QueueUnavailableError);
   });
 

@@ -1,48 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { systemClock } from '../../../functions/runtime/system-clock.js';
-import { RocketMQLiteQueue } from '../../../lib/queue/rocketmq/index.js';
+import { describe, expect, it } from 'vitest';
+import type { RocketMQLiteQueueOptions } from '../../../lib/queue/rocketmq/index.js';
 import { Consume, type DeadLetter, type LiteMessage } from '../../../lib/queue/types.js';
-import { controlClient } from '../../../scripts/rocketmq/control.ts';
+import { pause, until, useRocketMQ } from '../../support/rocketmq.ts';
 
 // The adapter on a non-orderly wildcard group (orderly: false): several messages of one
 // LiteTopic handled at once, failures counted and dead-lettered, and the siblings the
 // broker redelivers after a Suspend (test/scripts/rocketmq-concurrent.int.test.ts)
 // not handled twice.
-const mq = inject('rocketmq');
-const control = controlClient(mq.controlUrl);
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-});
-
-async function freshQueue(orderly: boolean, extra: Partial<ConstructorParameters<typeof RocketMQLiteQueue>[0]> = {}) {
-  const id = randomUUID().slice(0, 8);
-  const parentTopic = `nonord-${id}`;
-  const consumerGroup = `nonord-g-${id}`;
-  await control.createLiteTopic(parentTopic);
-  await control.createWildcardGroup(consumerGroup, parentTopic, { orderly, maxAttempts: 16 });
-  const queue = new RocketMQLiteQueue({
-    endpoints: mq.endpoints,
-    parentTopic,
-    consumerGroup,
-    clock: systemClock,
-    onDeadLetter: () => undefined,
-    ...extra,
-  });
-  closers.push(() => queue.close());
-  return queue;
-}
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(20);
-  }
-}
+const rocketmq = useRocketMQ();
+const freshQueue = (orderly: boolean, extra: Partial<RocketMQLiteQueueOptions> = {}) => rocketmq.freshQueue('nonord', { orderly, maxAttempts: 16 }, extra);
 
 describe('RocketMQ adapter on a non-orderly group', () => {
   it('runs several messages of one LiteTopic at once, up to its concurrency', async () => {
