@@ -180,9 +180,19 @@ async function main(): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const engine = options.engine === 'real' ? await startRealEngine(log, { orderly: options.group !== 'concurrent' }) : undefined;
   let output: ScenarioOutput;
+  // A run whose clock has nothing left to fire while answers are awaited would let
+  // Node exit 0 in silence; say so and fail instead.
+  const silent = () => {
+    log(`${options.scenario}: the run stopped before it finished: nothing was left to happen (no timer, no I/O) while ` +
+      'requests were still unanswered. Some part waits on something that will never come: look at the policy ' +
+      '(slots, shares, lendable) and the log above.');
+    process.exit(3);
+  };
+  process.once('beforeExit', silent);
   try {
     output = await runScenario(options, log, engine);
   } finally {
+    process.off('beforeExit', silent);
     await engine?.close();
   }
   const outDir = resolve(options.out);
