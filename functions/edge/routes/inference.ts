@@ -1,6 +1,6 @@
 /**
- * POST /v1/chat/completions, /v1/completions, /v1/embeddings: validate, admit,
- * enqueue to the LiteTopic, then answer sync, streaming or async.
+ * POST /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses: validate,
+ * admit, enqueue to the LiteTopic, then answer sync, streaming or async.
  */
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
@@ -13,7 +13,9 @@ import { ApiError } from '../errors.js';
 import type { AuthEnv } from '../middleware/auth.js';
 import { limitBody, requireJson } from '../middleware/json-body.js';
 import type { RequestIdEnv } from '../middleware/request-id.js';
-import { bodies, estimateTokens } from '../schemas.js';
+import { estimateTokens } from '../estimate.js';
+import { endsWithDone, streamRelay } from '../relay.js';
+import { bodies, crossFieldIssue } from '../schemas.js';
 
 type Env = { Variables: AuthEnv['Variables'] & RequestIdEnv['Variables'] };
 
@@ -21,6 +23,7 @@ const ROUTES: Array<[string, Operation]> = [
   ['/chat/completions', 'chat.completions'],
   ['/completions', 'completions'],
   ['/embeddings', 'embeddings'],
+  ['/responses', 'responses'],
 ];
 
 export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
@@ -33,7 +36,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   async function handle(c: Context<Env>, operation: Operation): Promise<Response> {
     const body = await parseBody(c, operation);
     const policy = deps.policy();
-    const model = policy.models[body.model];
+    const model = Object.hasOwn(policy.models, body.model) ? policy.models[body.model] : undefined;
     if (!model) {
       throw new ApiError(404, `The model '${body.model}' does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found', 'model');
     }
@@ -111,6 +114,8 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       const param = issue.path.join('.') || null;
       throw new ApiError(400, `Invalid request: ${param ? `'${param}' ` : ''}${issue.message}.`, 'invalid_request_error', 'invalid_value', param);
     }
+    const crossField = crossFieldIssue(parsed.data);
+    if (crossField) throw new ApiError(400, `Invalid request: ${crossField.message}.`, 'invalid_request_error', 'invalid_value', crossField.param);
     return parsed.data;
   }
 
@@ -142,12 +147,17 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       if (!result || result.status === 'queued') throw stillRunning(c, envelope.id);
       if (result.status !== 'completed') return resultResponse(c, result);
     }
+    const relay = streamRelay(envelope.operation, envelope.body);
     return streamSSE(c, async (sse) => {
-      if (!first.done) await sse.writeSSE({ data: first.value });
-      for (let next = await chunks.next(); !next.done; next = await chunks.next()) await sse.writeSSE({ data: next.value });
+      const write = async (data: string) => {
+        const event = relay(data);
+        if (event) await sse.writeSSE(event);
+      };
+      if (!first.done) await write(first.value);
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) await write(next.value);
       const result = await deps.results.get(envelope.id);
       if (result && result.status !== 'completed' && result.status !== 'queued') await sse.writeSSE({ data: JSON.stringify(result.body) });
-      await sse.writeSSE({ data: '[DONE]' });
+      if (endsWithDone(envelope.operation)) await sse.writeSSE({ data: '[DONE]' });
     });
   }
 
