@@ -122,7 +122,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     count.faults++;
     const overload = fault.status === 429 || fault.status === 503;
     if (overload) c.header('Retry-After', String(fault.retryAfterS ?? retryAfter()));
-    const type = fault.status === 429 ? 'rate_limit_error' : 'server_error';
+    const type = fault.status === 429 ? 'rate_limit_error' : fault.status < 500 ? 'invalid_request_error' : 'server_error';
     return c.json(errorBody(`Injected fault (${fault.status})`, type, 'injected_fault'), fault.status);
   };
 
