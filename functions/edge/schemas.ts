@@ -96,8 +96,11 @@ export const bodies: Record<Operation, z.ZodType<RequestBody>> = {
   responses,
 };
 
-/** What the document says besides the field shapes: stream options only with a stream. */
-export function crossFieldIssue(body: RequestBody): { param: string; message: string } | undefined {
+/** What the document says besides the field shapes: streams only where a route has them, options only with a stream. */
+export function crossFieldIssue(operation: Operation, body: RequestBody): { param: string; message: string } | undefined {
+  if (operation === 'embeddings' && body.stream != null && body.stream !== false) {
+    return { param: 'stream', message: 'embeddings are not streamed' };
+  }
   if (body.stream_options != null && body.stream !== true) {
     return { param: 'stream_options', message: "'stream_options' is only allowed when 'stream' is true" };
   }

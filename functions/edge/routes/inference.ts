@@ -15,9 +15,13 @@ import { limitBody, requireJson } from '../middleware/json-body.js';
 import type { RequestIdEnv } from '../middleware/request-id.js';
 import { estimateTokens } from '../estimate.js';
 import { endsWithDone, streamRelay } from '../relay.js';
+import { nestsDeeperThan } from '../depth.js';
 import { bodies, crossFieldIssue } from '../schemas.js';
 
 type Env = { Variables: AuthEnv['Variables'] & RequestIdEnv['Variables'] };
+
+/** Far deeper than any real request (tool schemas included) and far shallower than the stack. */
+const MAX_JSON_DEPTH = 64;
 
 const ROUTES: Array<[string, Operation]> = [
   ['/chat/completions', 'chat.completions'],
@@ -108,13 +112,16 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       if (error instanceof ApiError) throw error;
       throw new ApiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
     }
+    if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
+      throw new ApiError(400, `Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels.`, 'invalid_request_error', 'invalid_value');
+    }
     const parsed = bodies[operation].safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const param = issue.path.join('.') || null;
       throw new ApiError(400, `Invalid request: ${param ? `'${param}' ` : ''}${issue.message}.`, 'invalid_request_error', 'invalid_value', param);
     }
-    const crossField = crossFieldIssue(parsed.data);
+    const crossField = crossFieldIssue(operation, parsed.data);
     if (crossField) throw new ApiError(400, `Invalid request: ${crossField.message}.`, 'invalid_request_error', 'invalid_value', crossField.param);
     return parsed.data;
   }
