@@ -6,13 +6,16 @@
 import type { Operation } from '../../lib/envelope.js';
 
 const textTokens = (value: unknown) => Math.ceil(JSON.stringify(value ?? '').length / 4);
+const optionalText = (value: unknown) => (value == null ? 0 : textTokens(value));
 
 function promptTokens(value: unknown): number {
   if (Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === 'number')) return value.length;
   if (Array.isArray(value) && value.length > 0 && value.every((x) => Array.isArray(x) && x.every((y) => typeof y === 'number'))) {
     return value.reduce((n: number, ids: unknown[]) => n + ids.length, 0);
   }
-  if (Array.isArray(value) && value.every((x) => typeof x === 'string')) return value.reduce((n: number, s: string) => n + textTokens(s), 0);
+  if (Array.isArray(value) && value.every((x) => typeof x === 'string')) {
+    return value.reduce((n: number, s: string) => n + textTokens(s), 0);
+  }
   return textTokens(value);
 }
 
@@ -30,7 +33,7 @@ export function estimateTokens(operation: Operation, body: Record<string, unknow
       return promptTokens(body.input);
     case 'chat.completions': {
       const messages = body.messages as { content?: unknown; tool_calls?: unknown }[];
-      const prompt = textTokens(messages.map((m) => [m.content ?? '', m.tool_calls ?? ''])) + (body.tools ? textTokens(body.tools) : 0);
+      const prompt = textTokens(messages.map((m) => [m.content ?? '', m.tool_calls ?? ''])) + optionalText(body.tools);
       const budget = positive(body.max_completion_tokens) ?? positive(body.max_tokens) ?? defaultMaxTokens;
       return prompt + budget * (positive(body.n) ?? 1);
     }
@@ -41,7 +44,7 @@ export function estimateTokens(operation: Operation, body: Record<string, unknow
       return promptTokens(body.prompt) + budget * choices * promptCount(body.prompt);
     }
     case 'responses': {
-      const prompt = textTokens(body.input) + (body.instructions ? textTokens(body.instructions) : 0) + (body.tools ? textTokens(body.tools) : 0);
+      const prompt = textTokens(body.input) + optionalText(body.instructions) + optionalText(body.tools);
       return prompt + (positive(body.max_output_tokens) ?? defaultMaxTokens);
     }
   }

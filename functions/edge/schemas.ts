@@ -25,7 +25,9 @@ const sampling = {
   stop,
   stream: nullable(z.boolean()),
 };
-const streamOptions = nullable(z.looseObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }));
+const streamOptions = nullable(
+  z.looseObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }),
+);
 
 const contentPart = z.looseObject({ type: z.string().min(1) });
 const content = z.union([z.string(), z.array(contentPart).min(1)]);

@@ -296,7 +296,8 @@ function safeJson(text: string): unknown {
 
 function totalTokens(json: unknown): number | undefined {
   // Responses-API stream events carry it on their `response`.
-  const j = json as { usage?: { total_tokens?: unknown }; response?: { usage?: { total_tokens?: unknown } } } | undefined;
+  type Usage = { usage?: { total_tokens?: unknown } };
+  const j = json as (Usage & { response?: Usage }) | undefined;
   const usage = j?.usage ?? j?.response?.usage;
   return typeof usage?.total_tokens === 'number' ? usage.total_tokens : undefined;
 }

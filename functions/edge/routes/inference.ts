@@ -9,7 +9,7 @@ import { admit } from '../../../lib/admission/admit.js';
 import { rateLimitHeaders } from '../../../lib/admission/headers.js';
 import type { StoredResult } from '../../../lib/results/types.js';
 import type { EdgeDeps } from '../deps.js';
-import { ApiError } from '../errors.js';
+import { ApiError, modelNotFound } from '../errors.js';
 import type { AuthEnv } from '../middleware/auth.js';
 import { limitBody, requireJson } from '../middleware/json-body.js';
 import type { RequestIdEnv } from '../middleware/request-id.js';
@@ -41,9 +41,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     const body = await parseBody(c, operation);
     const policy = deps.policy();
     const model = Object.hasOwn(policy.models, body.model) ? policy.models[body.model] : undefined;
-    if (!model) {
-      throw new ApiError(404, `The model '${body.model}' does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found', 'model');
-    }
+    if (!model) throw modelNotFound(body.model);
     const account = c.get('account');
     const tier = policy.tiers[account.account.tier]!;
     const tokenEstimate = estimateTokens(operation, body, model.defaultMaxTokens);

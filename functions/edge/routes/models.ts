@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { EdgeDeps } from '../deps.js';
-import { ApiError } from '../errors.js';
+import { modelNotFound } from '../errors.js';
 
 const model = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'sluice' });
 
@@ -11,9 +11,7 @@ export function modelRoutes(deps: EdgeDeps): Hono {
   // Model ids may hold slashes (org/name), as on Hugging Face and vLLM.
   app.get('/models/:model{.+}', (c) => {
     const id = c.req.param('model');
-    if (!Object.hasOwn(deps.policy().models, id)) {
-      throw new ApiError(404, `The model '${id}' does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found', 'model');
-    }
+    if (!Object.hasOwn(deps.policy().models, id)) throw modelNotFound(id);
     return c.json(model(id));
   });
   return app;
