@@ -5,7 +5,7 @@ export const ReplyMode = z.enum(['sync', 'stream', 'async']);
 export type ReplyMode = z.infer<typeof ReplyMode>;
 
 /** The OpenAI-compatible operation the request targets upstream. */
-export const Operation = z.enum(['chat.completions', 'completions', 'embeddings']);
+export const Operation = z.enum(['chat.completions', 'completions', 'embeddings', 'responses']);
 export type Operation = z.infer<typeof Operation>;
 
 /**

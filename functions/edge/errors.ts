@@ -21,3 +21,8 @@ export function errorResponse(c: Context, error: ApiError): Response {
   for (const [k, v] of Object.entries(error.headers)) c.header(k, v);
   return c.json(openAiError(error.message, error.type, error.code, error.param), error.status);
 }
+
+export function modelNotFound(model: string): ApiError {
+  const message = `The model '${model}' does not exist or you do not have access to it.`;
+  return new ApiError(404, message, 'invalid_request_error', 'model_not_found', 'model');
+}

@@ -5,7 +5,7 @@
  * and answers derived deterministically from the prompt. All time comes from the
  * injected Clock so it runs unchanged on a VirtualClock.
  *
- * Routes: POST /v1/chat/completions, /v1/completions, /v1/embeddings; GET /v1/models,
+ * Routes: POST /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses; GET /v1/models,
  * /v1/models/:id, /healthz, /stats. Admitted requests carry `x-sim-queue-ms`, the time
  * they waited for a slot, so benchmarks can split queueing from generation.
  */
@@ -24,11 +24,13 @@ import {
   embeddingBodySchema,
   embeddingInputs,
   errorBody,
+  responsesBodySchema,
+  responsesPrompt,
   usage,
   validationError,
 } from './openai.js';
 import { parseGpuSimOptions, type GpuSimConfig, type GpuSimOptions } from './options.js';
-import { chatFormat, completionFormat, type Envelope, type Format } from './responses.js';
+import { chatFormat, completionFormat, responsesFormat, type Envelope, type Format } from './responses.js';
 import { SlotPool } from './slots.js';
 import { embeddingVector, tokensForChars } from './text.js';
 
@@ -120,7 +122,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     count.faults++;
     const overload = fault.status === 429 || fault.status === 503;
     if (overload) c.header('Retry-After', String(fault.retryAfterS ?? retryAfter()));
-    const type = fault.status === 429 ? 'rate_limit_error' : 'server_error';
+    const type = fault.status === 429 ? 'rate_limit_error' : fault.status < 500 ? 'invalid_request_error' : 'server_error';
     return c.json(errorBody(`Injected fault (${fault.status})`, type, 'injected_fault'), fault.status);
   };
 
@@ -221,9 +223,10 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
       try {
         for (const chunk of format.opening()) await send(chunk);
         for await (const token of decode(clock, config, load, p, a.signal)) await send(format.token(token));
-        await send(format.closing(p.finishReason));
-        if (includeUsage) await send(format.usage(usage(p.promptTokens, p.tokens.length)));
-        await send('[DONE]');
+        const used = usage(p.promptTokens, p.tokens.length);
+        for (const chunk of format.closing(p.finishReason, used)) await send(chunk);
+        if (includeUsage) await send(format.usage(used));
+        if (format.done) await send('[DONE]');
         // Writes after a disconnect fail silently, so reaching here does not prove delivery.
         if (a.signal.aborted) count.aborted++;
         else record(p);
@@ -280,6 +283,18 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     const includeUsage = body.stream_options?.include_usage === true;
     const format = completionFormat(envelope('cmpl', body.model, includeUsage && body.stream === true));
     return body.stream ? stream(c, a, p, format, includeUsage) : answer(c, a, p, format);
+  });
+
+  app.post('/v1/responses', async (c) => {
+    const body = await readBody(c, responsesBodySchema);
+    if (body instanceof Response) return body;
+    const prompt = responsesPrompt(body);
+    const p = plan(config, prompt.key, prompt.chars, body.max_output_tokens);
+    const a = await admit(c, body.model);
+    if (a instanceof Response) return a;
+    const request = { instructions: body.instructions ?? null, maxOutputTokens: body.max_output_tokens ?? null };
+    const format = responsesFormat(envelope('resp', body.model, false), request);
+    return body.stream ? stream(c, a, p, format, false) : answer(c, a, p, format);
   });
 
   app.post('/v1/embeddings', async (c) => {

@@ -24,10 +24,12 @@ export const chatBodySchema = z.looseObject({
   stream_options: streamOptions,
 });
 
+const tokenIds = z.array(z.int()).min(1);
+
 export const completionBodySchema = z.looseObject({
   model: z.string(),
-  prompt: z.union([z.string(), z.array(z.string()).min(1)]),
-  max_tokens: z.int().min(1).nullish(),
+  prompt: z.union([z.string(), z.array(z.string()), tokenIds, z.array(tokenIds).min(1)]).nullable(),
+  max_tokens: z.int().min(0).nullish(),
   stream: z.boolean().nullish(),
   stream_options: streamOptions,
 });
@@ -66,9 +68,36 @@ function messageText(content: ChatBody['messages'][number]['content']): string {
   return content.map((p) => p.text ?? '').join('');
 }
 
-/** Legacy completions accept a batch of prompts; the simulator answers them as one. */
+/** Legacy completions accept a batch of prompts, as text or token ids; the simulator answers them as one. */
 export function completionPrompt(body: CompletionBody): string {
-  return typeof body.prompt === 'string' ? body.prompt : body.prompt.join('\n');
+  const prompt = body.prompt ?? '<|endoftext|>';
+  if (typeof prompt === 'string') return prompt;
+  return prompt.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join('\n');
+}
+
+const inputItem = z.looseObject({ role: z.string().optional(), content: z.union([z.string(), z.array(contentPart)]).optional() });
+
+export const responsesBodySchema = z.looseObject({
+  model: z.string(),
+  input: z.union([z.string(), z.array(inputItem)]).optional(),
+  instructions: z.string().nullish(),
+  max_output_tokens: z.int().min(16).nullish(),
+  stream: z.boolean().nullish(),
+});
+
+export type ResponsesBody = z.infer<typeof responsesBodySchema>;
+
+/** The text the "model" reads from a responses request: its instructions and every input message. */
+export function responsesPrompt(body: ResponsesBody): { key: string; chars: number } {
+  let key = body.instructions ? `instructions\u0000${body.instructions}\u0001` : '';
+  let chars = body.instructions?.length ?? 0;
+  const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input ?? []);
+  for (const item of items) {
+    const text = typeof item.content === 'string' ? item.content : (item.content ?? []).map((p) => p.text ?? '').join('');
+    chars += text.length;
+    key += `${item.role ?? 'user'}\u0000${text}\u0001`;
+  }
+  return { key, chars };
 }
 
 /** Embedding inputs as strings; token-id arrays count one token per id. */

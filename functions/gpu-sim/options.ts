@@ -10,7 +10,16 @@ const clockSchema = z.custom<Clock>(
   { message: 'clock must implement now() and setTimer()' },
 );
 
-const faultStatus = z.union([z.literal(429), z.literal(500), z.literal(502), z.literal(503)]);
+/** Overload and server failures, and the client errors a real engine answers for a request it cannot take. */
+const faultStatus = z.union([
+  z.literal(400),
+  z.literal(404),
+  z.literal(422),
+  z.literal(429),
+  z.literal(500),
+  z.literal(502),
+  z.literal(503),
+]);
 
 /**
  * Defaults describe a modest single-GPU server: 8 concurrent sequences, ~50 tokens/s

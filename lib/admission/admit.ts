@@ -5,6 +5,7 @@
  * the edge answers with.
  */
 import { liteTopicName } from '../queue/lite-topic-name.js';
+import { limitName } from './names.js';
 import type { AccountRef } from '../policy/resolve.js';
 import { resolveLimits, type ResolvedLimits } from '../policy/resolve.js';
 import { activeReservations } from '../policy/reservations.js';
@@ -143,7 +144,7 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
   const decision: AdmitDecision = await store.admit({ limits, reservoir });
   if (!decision.allowed) {
     const denied = decision.deniedBy;
-    const reason: RejectReason = 'unit' in denied ? (`${denied.scope}:${denied.unit}` as RejectReason) : 'reservoir';
+    const reason: RejectReason = 'unit' in denied ? (limitName(denied.scope, denied.unit) as RejectReason) : 'reservoir';
     return { outcome: 'reject', reason, message: rejectMessage(reason, decision.retryAfterMs), retryAfterMs: decision.retryAfterMs, windows: decision.windows };
   }
   const tier = policy.tiers[account.tier];

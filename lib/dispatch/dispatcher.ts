@@ -55,6 +55,8 @@ export interface DispatcherDeps {
 }
 
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
+/** Upstream answers about the request itself: relayed as they are, never retried or dead-lettered. */
+const CLIENT_ERRORS = new Set([400, 404, 422]);
 
 /** How an envelope leaves the queue for good, shared by the handler and the dead-letter path. */
 function settlement(deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent'>) {
@@ -267,6 +269,12 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt });
       return Consume.success;
     }
+    if (CLIENT_ERRORS.has(reply.status) && reply.json !== undefined) {
+      // The request's own fault, not Sluice's: answer as the upstream did; it used no tokens.
+      await finish(envelope, { status: 'failed', httpStatus: reply.status, body: reply.json }, 0);
+      emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt });
+      return Consume.success;
+    }
     const reason = `upstream answered ${reply.status}`;
     // A stream that already sent chunks cannot be replayed to its client.
     if (RETRIABLE.has(reply.status) && streamed === 0 && message.attempt < maxAttempts) {
@@ -287,6 +295,9 @@ function safeJson(text: string): unknown {
 }
 
 function totalTokens(json: unknown): number | undefined {
-  const usage = (json as { usage?: { total_tokens?: unknown } } | undefined)?.usage;
+  // Responses-API stream events carry it on their `response`.
+  type Usage = { usage?: { total_tokens?: unknown } };
+  const j = json as (Usage & { response?: Usage }) | undefined;
+  const usage = j?.usage ?? j?.response?.usage;
   return typeof usage?.total_tokens === 'number' ? usage.total_tokens : undefined;
 }

@@ -4,13 +4,9 @@
  */
 import { Agent, request } from 'undici';
 import type { Operation } from '../envelope.js';
+import { UPSTREAM_PATHS, upstreamBody } from './request.js';
 import { sseData } from './sse.js';
 
-const PATHS: Record<Operation, string> = {
-  'chat.completions': '/chat/completions',
-  completions: '/completions',
-  embeddings: '/embeddings',
-};
 
 export interface UpstreamCall {
   /** Base URL including the version prefix, e.g. http://127.0.0.1:8788/v1. */
@@ -45,8 +41,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
 
   async function send(call: UpstreamCall, stream: boolean) {
     const signals = [AbortSignal.timeout(call.timeoutMs), ...(call.signal ? [call.signal] : [])];
-    const body = stream ? { ...call.body, stream: true, stream_options: { include_usage: true } } : { ...call.body, stream: false };
-    return request(`${call.baseUrl.replace(/\/$/, '')}${PATHS[call.operation]}`, {
+    const body = upstreamBody(call.operation, call.body, stream);
+    return request(`${call.baseUrl.replace(/\/$/, '')}${UPSTREAM_PATHS[call.operation]}`, {
       method: 'POST',
       dispatcher: agent,
       headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },

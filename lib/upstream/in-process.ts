@@ -6,15 +6,10 @@
  * Streams are parsed with the same SSE reader as the network client.
  */
 import type { Clock } from '../clock/clock.js';
-import type { Operation } from '../envelope.js';
 import type { UpstreamCall, UpstreamClient, UpstreamReply } from './client.js';
+import { UPSTREAM_PATHS, upstreamBody } from './request.js';
 import { sseData } from './sse.js';
 
-const PATHS: Record<Operation, string> = {
-  'chat.completions': '/chat/completions',
-  completions: '/completions',
-  embeddings: '/embeddings',
-};
 
 export type FetchFunction = (request: Request) => Response | Promise<Response>;
 
@@ -61,8 +56,8 @@ export function createInProcessUpstream(options: InProcessUpstreamOptions): Upst
   }
 
   async function send(call: UpstreamCall, stream: boolean, signal: AbortSignal): Promise<Response> {
-    const url = new URL(`${call.baseUrl.replace(/\/$/, '')}${PATHS[call.operation]}`);
-    const body = stream ? { ...call.body, stream: true, stream_options: { include_usage: true } } : { ...call.body, stream: false };
+    const url = new URL(`${call.baseUrl.replace(/\/$/, '')}${UPSTREAM_PATHS[call.operation]}`);
+    const body = upstreamBody(call.operation, call.body, stream);
     const request = new Request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },

@@ -1,6 +1,6 @@
 /**
- * POST /v1/chat/completions, /v1/completions, /v1/embeddings: validate, admit,
- * enqueue to the LiteTopic, then answer sync, streaming or async.
+ * POST /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses: validate,
+ * admit, enqueue to the LiteTopic, then answer sync, streaming or async.
  */
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
@@ -9,18 +9,25 @@ import { admit } from '../../../lib/admission/admit.js';
 import { rateLimitHeaders } from '../../../lib/admission/headers.js';
 import type { StoredResult } from '../../../lib/results/types.js';
 import type { EdgeDeps } from '../deps.js';
-import { ApiError } from '../errors.js';
+import { ApiError, modelNotFound } from '../errors.js';
 import type { AuthEnv } from '../middleware/auth.js';
 import { limitBody, requireJson } from '../middleware/json-body.js';
 import type { RequestIdEnv } from '../middleware/request-id.js';
-import { bodies, estimateTokens } from '../schemas.js';
+import { estimateTokens } from '../estimate.js';
+import { endsWithDone, streamRelay } from '../relay.js';
+import { nestsDeeperThan } from '../depth.js';
+import { bodies, crossFieldIssue } from '../schemas.js';
 
 type Env = { Variables: AuthEnv['Variables'] & RequestIdEnv['Variables'] };
+
+/** Far deeper than any real request (tool schemas included) and far shallower than the stack. */
+const MAX_JSON_DEPTH = 64;
 
 const ROUTES: Array<[string, Operation]> = [
   ['/chat/completions', 'chat.completions'],
   ['/completions', 'completions'],
   ['/embeddings', 'embeddings'],
+  ['/responses', 'responses'],
 ];
 
 export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
@@ -33,10 +40,8 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   async function handle(c: Context<Env>, operation: Operation): Promise<Response> {
     const body = await parseBody(c, operation);
     const policy = deps.policy();
-    const model = policy.models[body.model];
-    if (!model) {
-      throw new ApiError(404, `The model '${body.model}' does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found', 'model');
-    }
+    const model = Object.hasOwn(policy.models, body.model) ? policy.models[body.model] : undefined;
+    if (!model) throw modelNotFound(body.model);
     const account = c.get('account');
     const tier = policy.tiers[account.account.tier]!;
     const tokenEstimate = estimateTokens(operation, body, model.defaultMaxTokens);
@@ -105,12 +110,17 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       if (error instanceof ApiError) throw error;
       throw new ApiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
     }
+    if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
+      throw new ApiError(400, `Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels.`, 'invalid_request_error', 'invalid_value');
+    }
     const parsed = bodies[operation].safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const param = issue.path.join('.') || null;
       throw new ApiError(400, `Invalid request: ${param ? `'${param}' ` : ''}${issue.message}.`, 'invalid_request_error', 'invalid_value', param);
     }
+    const crossField = crossFieldIssue(operation, parsed.data);
+    if (crossField) throw new ApiError(400, `Invalid request: ${crossField.message}.`, 'invalid_request_error', 'invalid_value', crossField.param);
     return parsed.data;
   }
 
@@ -142,12 +152,17 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       if (!result || result.status === 'queued') throw stillRunning(c, envelope.id);
       if (result.status !== 'completed') return resultResponse(c, result);
     }
+    const relay = streamRelay(envelope.operation, envelope.body);
     return streamSSE(c, async (sse) => {
-      if (!first.done) await sse.writeSSE({ data: first.value });
-      for (let next = await chunks.next(); !next.done; next = await chunks.next()) await sse.writeSSE({ data: next.value });
+      const write = async (data: string) => {
+        const event = relay(data);
+        if (event) await sse.writeSSE(event);
+      };
+      if (!first.done) await write(first.value);
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) await write(next.value);
       const result = await deps.results.get(envelope.id);
       if (result && result.status !== 'completed' && result.status !== 'queued') await sse.writeSSE({ data: JSON.stringify(result.body) });
-      await sse.writeSSE({ data: '[DONE]' });
+      if (endsWithDone(envelope.operation)) await sse.writeSSE({ data: '[DONE]' });
     });
   }
 

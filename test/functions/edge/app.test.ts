@@ -68,10 +68,11 @@ describe('edge: answers', () => {
     expect(res.headers.get('x-sluice-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
     expect(res.headers.get('x-ratelimit-limit-requests')).toBe('600');
     expect(Number(res.headers.get('x-ratelimit-remaining-requests'))).toBeLessThan(600);
-    expect(res.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+m)?\d+s$|^\d+ms$/);
+    expect(res.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+m)?\d+(\.\d+)?s$|^\d+ms$/);
     expect(res.headers.get('x-ratelimit-limit-tokens')).toBe('200000');
-    expect(res.headers.get('ratelimit-policy')).toContain('"account-model-requests";q=600;w=60');
-    expect(res.headers.get('ratelimit')).toMatch(/"tenant-requests";r=\d+;t=\d+/);
+    expect(res.headers.get('ratelimit-policy')).toContain('"account-model:requests";q=600;qu="requests";w=60');
+    expect(res.headers.get('ratelimit-policy')).toContain('"account-model:tokens";q=200000;sluice-qu="tokens";w=60');
+    expect(res.headers.get('ratelimit')).toMatch(/"tenant:requests";r=\d+;t=\d+/);
   });
 
   it('legacy completions and embeddings pass through', async () => {
