@@ -4,6 +4,7 @@
  * caller validates (parsePolicy) before saving. Refusals throw PolicyEditError.
  */
 import { checkBooking } from './reservations.js';
+import { own } from './lookup.js';
 import { parsePolicy, Reservation, type Limits, type Policy, type PolicyInput } from './schema.js';
 
 export class PolicyEditError extends Error {
@@ -33,20 +34,21 @@ export function setLimits(raw: unknown, target: LimitsTarget, limits: Limits): D
       doc.defaults = { ...doc.defaults, accountModel: { ...doc.defaults.accountModel, ...limits } };
       break;
     case 'tenant': {
-      const tenant = doc.tenants[target.tenant];
+      const tenant = own(doc.tenants, target.tenant);
       if (!tenant) throw new PolicyEditError(`unknown tenant "${target.tenant}"`, 404);
-      if (target.model) tenant.models = { ...tenant.models, [target.model]: merge(tenant.models?.[target.model]) };
+      if (target.model !== undefined && !own(doc.models, target.model)) throw new PolicyEditError(`unknown model "${target.model}"`, 404);
+      if (target.model) tenant.models = { ...tenant.models, [target.model]: merge(own(tenant.models, target.model)) };
       else tenant.limits = merge(tenant.limits);
       break;
     }
     case 'account': {
-      const account = doc.accounts[target.account];
+      const account = own(doc.accounts, target.account);
       if (!account) throw new PolicyEditError(`unknown account "${target.account}"`, 404);
       account.limits = merge(account.limits);
       break;
     }
     case 'model': {
-      const model = doc.models[target.model];
+      const model = own(doc.models, target.model);
       if (!model) throw new PolicyEditError(`unknown model "${target.model}"`, 404);
       model.limits = merge(model.limits);
       break;
@@ -58,11 +60,11 @@ export function setLimits(raw: unknown, target: LimitsTarget, limits: Limits): D
 export function setPaused(raw: unknown, who: { readonly tenant: string } | { readonly account: string }, paused: boolean): Doc {
   const doc = clone(raw);
   if ('tenant' in who) {
-    const tenant = doc.tenants[who.tenant];
+    const tenant = own(doc.tenants, who.tenant);
     if (!tenant) throw new PolicyEditError(`unknown tenant "${who.tenant}"`, 404);
     tenant.paused = paused;
   } else {
-    const account = doc.accounts[who.account];
+    const account = own(doc.accounts, who.account);
     if (!account) throw new PolicyEditError(`unknown account "${who.account}"`, 404);
     account.paused = paused;
   }

@@ -5,6 +5,7 @@
  * 60/25/15 %, a token bucket of burst 50 refilled at 10 per second.
  */
 import { z } from 'zod';
+import { bare, own } from './lookup.js';
 
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64');
 
@@ -138,12 +139,12 @@ export const Policy = z
   .strict()
   .superRefine((p, ctx) => {
     for (const [name, a] of Object.entries(p.accounts)) {
-      if (!p.tenants[a.tenant]) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tenant'], message: `unknown tenant "${a.tenant}"` });
-      if (!p.tiers[a.tier]) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tier'], message: `unknown tier "${a.tier}"` });
+      if (!own(p.tenants, a.tenant)) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tenant'], message: `unknown tenant "${a.tenant}"` });
+      if (!own(p.tiers, a.tier)) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tier'], message: `unknown tier "${a.tier}"` });
     }
     p.reservations.forEach((r, i) => {
-      if (!p.tenants[r.tenant]) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'tenant'], message: `unknown tenant "${r.tenant}"` });
-      if (r.model && !p.models[r.model]) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'model'], message: `unknown model "${r.model}"` });
+      if (!own(p.tenants, r.tenant)) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'tenant'], message: `unknown tenant "${r.tenant}"` });
+      if (r.model && !own(p.models, r.model)) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'model'], message: `unknown model "${r.model}"` });
     });
     const shares = Object.values(p.tiers).reduce((s, t) => s + t.share, 0);
     if (shares > 1 + 1e-9) ctx.addIssue({ code: 'custom', path: ['tiers'], message: `tier shares add up to ${shares}, more than 1` });
@@ -154,7 +155,13 @@ export type PolicyInput = z.input<typeof Policy>;
 /** Parses a policy, or throws an Error whose message lists every problem by path. */
 export function parsePolicy(input: unknown): Policy {
   const result = Policy.safeParse(input);
-  if (result.success) return result.data;
+  if (result.success) return withBareRecords(result.data);
   const lines = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
   throw new Error(`invalid policy:\n  ${lines.join('\n  ')}`);
+}
+
+/** Every record of a parsed policy without a prototype: a stray plain index still finds no Object.prototype member. */
+function withBareRecords(p: Policy): Policy {
+  const tenants = Object.fromEntries(Object.entries(p.tenants).map(([name, t]) => [name, { ...t, models: bare(t.models) }]));
+  return { ...p, tiers: bare(p.tiers), models: bare(p.models), tenants: bare(tenants), accounts: bare(p.accounts) };
 }

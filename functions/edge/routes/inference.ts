@@ -4,15 +4,17 @@
  */
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { encodeEnvelope, type Envelope, type Operation, type ReplyMode } from '../../../lib/envelope.js';
+import { encodeEnvelope, MAX_ENVELOPE_BODY_DEPTH, type Envelope, type Operation, type ReplyMode } from '../../../lib/envelope.js';
 import { admit } from '../../../lib/admission/admit.js';
 import { rateLimitHeaders } from '../../../lib/admission/headers.js';
+import { own } from '../../../lib/policy/lookup.js';
 import type { StoredResult } from '../../../lib/results/types.js';
 import type { EdgeDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import type { AuthEnv } from '../middleware/auth.js';
-import { limitBody, requireJson } from '../middleware/json-body.js';
+import { DEFAULT_MAX_BODY_DEPTH, limitBody, readJsonBody, requireJson } from '../middleware/json-body.js';
 import type { RequestIdEnv } from '../middleware/request-id.js';
+import { checkPublicBaseUrl, requestStatusUrl } from '../public-url.js';
 import { bodies, estimateTokens } from '../schemas.js';
 
 type Env = { Variables: AuthEnv['Variables'] & RequestIdEnv['Variables'] };
@@ -26,6 +28,9 @@ const ROUTES: Array<[string, Operation]> = [
 export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   const app = new Hono<Env>();
   const upstreamTimeoutMs = deps.options?.upstreamTimeoutMs ?? 120_000;
+  const maxBodyDepth = Math.min(deps.options?.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH, MAX_ENVELOPE_BODY_DEPTH);
+  checkPublicBaseUrl(deps.options?.publicBaseUrl);
+  const statusUrl = (id: string) => requestStatusUrl(deps.options?.publicBaseUrl, id);
   for (const [path, operation] of ROUTES) {
     app.post(path, requireJson, limitBody(deps.options?.bodyLimitBytes ?? 1024 * 1024), (c) => handle(c, operation));
   }
@@ -33,12 +38,12 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   async function handle(c: Context<Env>, operation: Operation): Promise<Response> {
     const body = await parseBody(c, operation);
     const policy = deps.policy();
-    const model = policy.models[body.model];
+    const model = own(policy.models, body.model);
     if (!model) {
       throw new ApiError(404, `The model '${body.model}' does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found', 'model');
     }
     const account = c.get('account');
-    const tier = policy.tiers[account.account.tier]!;
+    const tier = own(policy.tiers, account.account.tier)!;
     const tokenEstimate = estimateTokens(operation, body, model.defaultMaxTokens);
     const admission = await admit(deps.store, policy, { account, model: body.model, tokenEstimate, now: deps.clock.now() });
     for (const [k, v] of Object.entries(rateLimitHeaders(admission.windows))) c.header(k, v);
@@ -86,9 +91,8 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
 
     if (mode === 'async') {
       c.header('preference-applied', 'respond-async');
-      const statusUrl = new URL(`/v1/requests/${envelope.id}`, c.req.url).toString();
-      c.header('location', statusUrl);
-      return c.json({ id: envelope.id, object: 'sluice.request', status: 'queued', status_url: statusUrl }, 202);
+      c.header('location', statusUrl(envelope.id));
+      return c.json({ id: envelope.id, object: 'sluice.request', status: 'queued', status_url: statusUrl(envelope.id) }, 202);
     }
     const waitMs = envelope.deadline - now + upstreamTimeoutMs;
     if (mode === 'stream') return relayStream(c, envelope, waitMs);
@@ -98,13 +102,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   }
 
   async function parseBody(c: Context<Env>, operation: Operation) {
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch (error) {
-      if (error instanceof ApiError) throw error;
-      throw new ApiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
-    }
+    const raw = await readJsonBody(c, maxBodyDepth);
     const parsed = bodies[operation].safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
@@ -128,8 +126,8 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   }
 
   function stillRunning(c: Context<Env>, id: string): ApiError {
-    const statusUrl = new URL(`/v1/requests/${id}`, c.req.url).toString();
-    return new ApiError(504, `The request is still waiting or running; read its result later at ${statusUrl}.`, 'timeout', 'still_running', null, { location: statusUrl });
+    const url = statusUrl(id);
+    return new ApiError(504, `The request is still waiting or running; read its result later at ${url}.`, 'timeout', 'still_running', null, { location: url });
   }
 
   async function relayStream(c: Context<Env>, envelope: Envelope, waitMs: number): Promise<Response> {
