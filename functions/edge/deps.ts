@@ -21,6 +21,10 @@ export interface EdgeDeps {
   readonly options?: EdgeOptions;
   /** The operators' API; left out, /admin answers 404. */
   readonly admin?: AdminDeps;
+  /** Aborted when the process begins to stop: new requests get 503 `shutting_down`, before any charge. */
+  readonly stopTaking?: AbortSignal;
+  /** Aborted when the process stops waiting: clients still waiting get 503 `shutting_down` at once. */
+  readonly stopWaiting?: AbortSignal;
 }
 
 export interface AdmissionEvent {

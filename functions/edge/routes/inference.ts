@@ -36,6 +36,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   }
 
   async function handle(c: Context<Env>, operation: Operation): Promise<Response> {
+    if (deps.stopTaking?.aborted) throw shuttingDown('Sluice is stopping and takes no new requests; retry shortly.');
     const body = await parseBody(c, operation);
     const policy = deps.policy();
     const model = own(policy.models, body.model);
@@ -96,7 +97,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     }
     const waitMs = envelope.deadline - now + upstreamTimeoutMs;
     if (mode === 'stream') return relayStream(c, envelope, waitMs);
-    const result = await deps.results.wait(envelope.id, waitMs, c.req.raw.signal);
+    const result = await deps.results.wait(envelope.id, waitMs, waitSignal(c));
     if (!result) throw stillRunning(c, envelope.id);
     return resultResponse(c, result);
   }
@@ -125,13 +126,22 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     throw new ApiError(503, 'The request queue is unavailable right now. Please retry.', 'server_error', 'queue_unavailable', null, { 'retry-after': '1' });
   }
 
+  function waitSignal(c: Context<Env>): AbortSignal {
+    return deps.stopWaiting ? AbortSignal.any([c.req.raw.signal, deps.stopWaiting]) : c.req.raw.signal;
+  }
+
+  function shuttingDown(message: string): ApiError {
+    return new ApiError(503, message, 'server_error', 'shutting_down', null, { 'retry-after': '1', connection: 'close' });
+  }
+
   function stillRunning(c: Context<Env>, id: string): ApiError {
+    if (deps.stopWaiting?.aborted) return shuttingDown(`Sluice stopped before request ${id} was answered; retry it.`);
     const url = statusUrl(id);
     return new ApiError(504, `The request is still waiting or running; read its result later at ${url}.`, 'timeout', 'still_running', null, { location: url });
   }
 
   async function relayStream(c: Context<Env>, envelope: Envelope, waitMs: number): Promise<Response> {
-    const signal = c.req.raw.signal;
+    const signal = waitSignal(c);
     const chunks = deps.results.chunks(envelope.id, waitMs, signal)[Symbol.asyncIterator]();
     const first = await chunks.next();
     if (first.done) {
@@ -145,6 +155,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       for (let next = await chunks.next(); !next.done; next = await chunks.next()) await sse.writeSSE({ data: next.value });
       const result = await deps.results.get(envelope.id);
       if (result && result.status !== 'completed' && result.status !== 'queued') await sse.writeSSE({ data: JSON.stringify(result.body) });
+      else if (!result && deps.stopWaiting?.aborted) await sse.writeSSE({ data: JSON.stringify(shuttingDown('Sluice stopped before this stream ended.').body()) });
       await sse.writeSSE({ data: '[DONE]' });
     });
   }
