@@ -197,7 +197,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case 'pause':
       case 'resume': {
         const target = who();
-        await edit((raw) => setPaused(raw, target, command === 'pause'), `${command === 'pause' ? 'paused' : 'resumed'} ${JSON.stringify(target)}`);
+        await edit((raw) => setPaused(raw, target, command === 'pause', io.now()), `${command === 'pause' ? 'paused' : 'resumed'} ${JSON.stringify(target)}`);
         return 0;
       }
       default:

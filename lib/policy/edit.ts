@@ -5,7 +5,7 @@
  */
 import { checkBooking } from './reservations.js';
 import { own } from './lookup.js';
-import { parsePolicy, Reservation, type Limits, type Policy, type PolicyInput } from './schema.js';
+import { PAUSES_KEPT, parsePolicy, Reservation, type Limits, type Policy, type PolicyInput } from './schema.js';
 
 export class PolicyEditError extends Error {
   constructor(message: string, readonly status: 400 | 404 | 409 = 400) {
@@ -57,17 +57,19 @@ export function setLimits(raw: unknown, target: LimitsTarget, limits: Limits): D
   return doc;
 }
 
-export function setPaused(raw: unknown, who: { readonly tenant: string } | { readonly account: string }, paused: boolean): Doc {
+/** Pauses or resumes, recording when: the dispatcher does not count paused time against a request's wait. */
+export function setPaused(raw: unknown, who: { readonly tenant: string } | { readonly account: string }, paused: boolean, now: number): Doc {
   const doc = clone(raw);
-  if ('tenant' in who) {
-    const tenant = own(doc.tenants, who.tenant);
-    if (!tenant) throw new PolicyEditError(`unknown tenant "${who.tenant}"`, 404);
-    tenant.paused = paused;
-  } else {
-    const account = own(doc.accounts, who.account);
-    if (!account) throw new PolicyEditError(`unknown account "${who.account}"`, 404);
-    account.paused = paused;
+  const entry = 'tenant' in who ? own(doc.tenants, who.tenant) : own(doc.accounts, who.account);
+  if (!entry) throw new PolicyEditError('tenant' in who ? `unknown tenant "${who.tenant}"` : `unknown account "${who.account}"`, 404);
+  if (paused && !entry.paused) {
+    entry.pausedAt = now;
+  } else if (!paused && entry.paused) {
+    const from = entry.pausedAt ?? now;
+    entry.pauses = [...(entry.pauses ?? []), { from, to: Math.max(from, now) }].slice(-PAUSES_KEPT);
+    delete entry.pausedAt;
   }
+  entry.paused = paused;
   return doc;
 }
 

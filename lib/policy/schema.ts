@@ -76,9 +76,24 @@ export const Model = z
   .strict();
 export type Model = z.infer<typeof Model>;
 
+/** A finished pause, ms since the epoch: queued work does not age while paused. */
+export const Pause = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).strict();
+export type Pause = z.infer<typeof Pause>;
+
+/** Pauses remembered per tenant or account; older ones no longer overlap any queued request. */
+export const PAUSES_KEPT = 16;
+
+const pauseFields = {
+  /** When the pause in force began (set by the admin API and the `sluice` command). */
+  pausedAt: z.number().int().nonnegative().optional(),
+  /** Recent finished pauses, oldest first. */
+  pauses: z.array(Pause).max(PAUSES_KEPT).default([]),
+};
+
 export const Tenant = z
   .object({
     paused: z.boolean().default(false),
+    ...pauseFields,
     /** Team-wide limits, across all its accounts and models. */
     limits: Limits.optional(),
     /** Team-wide limits per model. */
@@ -94,6 +109,7 @@ export const Account = z
     /** SHA-256 (hex) of each API key; keys themselves are never stored. */
     keyHashes: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest')).min(1),
     paused: z.boolean().default(false),
+    ...pauseFields,
     /** Per model limits for this account. */
     limits: Limits.optional(),
   })

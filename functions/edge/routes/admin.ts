@@ -105,7 +105,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     for (const action of ['pause', 'resume'] as const) {
       app.post(`/${kind}/:id/${action}`, async (c) => {
         const id = c.req.param('id');
-        await apply((raw) => setPaused(raw, kind === 'tenants' ? { tenant: id } : { account: id }, action === 'pause'));
+        await apply((raw) => setPaused(raw, kind === 'tenants' ? { tenant: id } : { account: id }, action === 'pause', deps.clock.now()));
         return c.json({ [kind === 'tenants' ? 'tenant' : 'account']: id, paused: action === 'pause' });
       });
     }
