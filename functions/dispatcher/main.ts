@@ -52,7 +52,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     log.info(outcome, outcome.drained ? 'drained' : 'drain time over: messages in flight handed back');
     // What is left is bounded too: a part that hangs on close must not keep the task past its stop timeout.
     const closing = Promise.all([rawUpstream.close(), metrics.close(), parts.close()]);
-    const closed = await Promise.race([closing.then(() => true), sleep(systemClock, 2_000).then(() => false)]);
+    const closed = await Promise.race([
+      closing.then(
+        () => true,
+        (error: unknown) => (log.warn({ err: String(error) }, 'a part failed to close'), true),
+      ),
+      sleep(systemClock, 2_000).then(() => false),
+    ]);
     if (!closed) log.warn({}, 'parts did not close in time; exiting anyway');
     process.exit(0);
   });
