@@ -3,7 +3,6 @@
  * never answers. It exits within its drain time (plus a bounded grace), and the
  * message comes back un-acked, to be served by the next dispatcher.
  */
-import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -13,7 +12,7 @@ import { encodeEnvelope, type Envelope } from '../../../lib/envelope.js';
 import { liteTopicName } from '../../../lib/queue/lite-topic-name.js';
 import { RocketMQLiteQueue } from '../../../lib/queue/rocketmq/index.js';
 import { Consume } from '../../../lib/queue/types.js';
-import { testPolicy } from '../../support/local-sluice.js';
+import { spawnDispatcher } from '../../support/dispatcher-process.js';
 import { until, useRocketMQ } from '../../support/rocketmq.js';
 
 const rmq = useRocketMQ();
@@ -37,22 +36,14 @@ describe('dispatcher process: SIGTERM drains in bounded time', () => {
   it('hands a call still at the GPU back to the broker after the drain time, and exits', async () => {
     const gpu = await silentGpu();
     const { topic, group } = await rmq.freshTopicAndGroup('drain', { orderly: true, maxAttempts: 16 });
-    const env = {
-      ...process.env,
-      SLUICE_POLICY_JSON: JSON.stringify(testPolicy(gpu.url)),
+    const { child, exited, logs } = spawnDispatcher(gpu.url, {
       SLUICE_ROCKETMQ_ENDPOINTS: rmq.mq.endpoints,
       SLUICE_ROCKETMQ_TOPIC: topic,
       SLUICE_ROCKETMQ_GROUP: group,
       SLUICE_DRAIN_MS: String(DRAIN_MS),
-      SLUICE_METRICS_PORT: '0',
-      SLUICE_LOG_LEVEL: 'info',
-    };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/dispatcher/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let logs = '';
-    child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    });
     rmq.closeLater(async () => void child.kill('SIGKILL'));
-    await until('the dispatcher to consume', () => logs.includes('dispatcher consuming'));
+    await until('the dispatcher to consume', () => logs().includes('dispatcher consuming'));
 
     const now = Date.now();
     const liteTopic = liteTopicName('realtime', 'ta', 'm');
@@ -71,7 +62,7 @@ describe('dispatcher process: SIGTERM drains in bounded time', () => {
     const stoppedMs = Date.now() - stopAt;
     expect(stoppedMs).toBeGreaterThanOrEqual(DRAIN_MS);
     expect(stoppedMs).toBeLessThan(DRAIN_MS + GRACE_MS);
-    expect(logs).toContain('drain time over');
+    expect(logs()).toContain('drain time over');
 
     // The next dispatcher of the group gets the message: it was handed back, not acked.
     const next = new RocketMQLiteQueue({ endpoints: rmq.mq.endpoints, parentTopic: topic, consumerGroup: group, clock: systemClock, onDeadLetter: () => undefined });

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { DEMO_KEYS, DEMO_MODEL } from '../../../functions/local/demo-policy.js';
-import { startTestSluice } from '../../support/local-sluice.js';
+import { chat, KEYS, startTestSluice } from '../../support/local-sluice.js';
 
 const DRAIN_MS = 3_000;
 /** Answering clients, closing sockets and the process's own exit, past the drain time. */
@@ -55,12 +55,7 @@ describe('npm start stops in bounded time', () => {
 describe('LocalSluice.close', () => {
   it('serves what is queued when it fits in the drain time, then refuses new work', async () => {
     const sluice = await startTestSluice({ drainMs: 10_000 });
-    const send = () =>
-      sluice.app.request('/v1/chat/completions', {
-        method: 'POST',
-        headers: { authorization: 'Bearer sk-test-batch', 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
-      });
+    const send = () => sluice.app.request('/v1/chat/completions', chat(KEYS.batch));
     const answers = Array.from({ length: 20 }, send);
     await new Promise((r) => setTimeout(r, 20));
     const closing = sluice.close();
@@ -75,12 +70,7 @@ describe('LocalSluice.close', () => {
   it('past the drain time, clients still waiting are answered 503 shutting_down', async () => {
     // A GPU slow enough that nothing finishes within the drain time.
     const sluice = await startTestSluice({ drainMs: 300, gpu: { models: ['m'], slots: 4, baseTokenMs: 2_000, minOutputTokens: 4, maxOutputTokens: 4 } });
-    const send = () =>
-      sluice.app.request('/v1/chat/completions', {
-        method: 'POST',
-        headers: { authorization: 'Bearer sk-test-a1', 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
-      });
+    const send = () => sluice.app.request('/v1/chat/completions', chat(KEYS.a1));
     const answers = Array.from({ length: 6 }, send);
     await new Promise((r) => setTimeout(r, 200));
     const startedAt = Date.now();
