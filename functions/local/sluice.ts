@@ -99,13 +99,9 @@ function closeConnections(server: ServerType): void {
   if ('closeAllConnections' in server) setTimeout(() => server.closeAllConnections(), 1_000).unref();
 }
 
-/** Resolves once the embedded queue holds nothing queued or in flight, or when `stop` aborts. */
-async function untilIdle(clock: Clock, stats: () => { queued: number; inFlight: number }, stop: AbortSignal): Promise<void> {
-  while (!stop.aborted) {
-    const { queued, inFlight } = stats();
-    if (queued === 0 && inFlight === 0) return;
-    await sleep(clock, 50, stop).catch(() => undefined);
-  }
+/** Resolves once `idle()` holds, or when `stop` aborts. */
+async function untilIdle(clock: Clock, idle: () => boolean, stop: AbortSignal): Promise<void> {
+  while (!stop.aborted && !idle()) await sleep(clock, 50, stop).catch(() => undefined);
 }
 
 export async function startLocalSluice(options: LocalSluiceOptions): Promise<LocalSluice> {
@@ -134,6 +130,8 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   };
   let queue: LiteQueue;
   let depth: ((liteTopic: string) => number) | undefined;
+  /** Set for the embedded engine only: its queue dies with the process, so close() serves it first. */
+  let idle: (() => boolean) | undefined;
   if (options.rocketmq) {
     queue = new RocketMQLiteQueue({
       endpoints: options.rocketmq.endpoints,
@@ -153,6 +151,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     });
     queue = embedded;
     depth = (liteTopic) => embedded.depth(liteTopic);
+    idle = () => embedded.stats().queued === 0 && embedded.stats().inFlight === 0;
   }
   const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth });
   const drain = createDrain({ clock, drainMs: options.drainMs ?? 30_000 });
@@ -188,7 +187,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
       // The embedded queue dies with the process: serve what it holds while the drain time lasts.
       // A broker keeps its messages: stop taking them, and finish or hand back those in flight.
       const outcome = await drain.run(async () => {
-        if (depth) await untilIdle(clock, () => (queue as EmbeddedLiteQueue).stats(), drain.overdue);
+        if (idle) await untilIdle(clock, idle, drain.overdue);
         await subscription.close();
       });
       log.info(outcome, outcome.drained ? 'drained' : 'drain time over: work in flight handed back, waiting clients answered');
