@@ -7,7 +7,13 @@
 import { z } from 'zod';
 import { bare, own } from './lookup.js';
 
-const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64');
+/** Names Object.prototype answers to: never a tier, model, tenant or account, so no lookup can mistake one for the other. */
+const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+const id = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64')
+  .refine((name) => !PROTOTYPE_NAMES.has(name), 'a name of Object.prototype (constructor, toString, ...) is reserved');
 
 /** Limits that can be set at any level; what is unset is inherited. */
 export const Limits = z
@@ -172,7 +178,10 @@ export type PolicyInput = z.input<typeof Policy>;
 export function parsePolicy(input: unknown): Policy {
   const result = Policy.safeParse(input);
   if (result.success) return withBareRecords(result.data);
-  const lines = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  // A refused record key says why in its inner issues ("Invalid key in record" alone names no rule).
+  const reason = (i: z.core.$ZodIssue): string =>
+    i.code === 'invalid_key' && i.issues.length > 0 ? `${i.message}: ${i.issues.map((inner) => inner.message).join('; ')}` : i.message;
+  const lines = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${reason(i)}`);
   throw new Error(`invalid policy:\n  ${lines.join('\n  ')}`);
 }
 

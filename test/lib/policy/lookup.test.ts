@@ -25,13 +25,18 @@ describe('identifier lookups', () => {
     expect(policy.models.m?.slots).toBe(8);
   });
 
-  it('a tenant or model named like a prototype member is a real entry when the policy has one', () => {
-    const doc = basePolicy();
-    doc.tenants = { ...doc.tenants, constructor: { limits: { rpm: 7 } } };
-    doc.accounts = { ...doc.accounts, c: { tenant: 'constructor', tier: 'realtime', keyHashes: ['0'.repeat(64)] } };
-    const policy = parsePolicy(doc);
-    expect(resolveLimits(policy, policy.accounts.c!, 'm').tenant.rpm).toBe(7);
-    // And one that is absent resolves to the defaults, not to Object.prototype's members.
+  it('a prototype name is refused as the name of a tier, model, tenant or account', () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      for (const section of ['tiers', 'models', 'tenants', 'accounts'] as const) {
+        const doc = basePolicy() as unknown as Record<string, Record<string, unknown>>;
+        doc[section] = { ...doc[section], [name]: Object.values(doc[section]!)[0] };
+        expect(() => parsePolicy(doc), `${section}.${name}`).toThrow(/reserved/);
+      }
+    }
+  });
+
+  it('a model that is absent resolves to the defaults, not to a member of Object.prototype', () => {
+    const policy = parsePolicy(basePolicy());
     expect(resolveLimits(policy, policy.accounts.svc1!, 'toString').accountModel.rpm).toBe(policy.defaults.accountModel.rpm);
   });
 });
