@@ -74,5 +74,5 @@ describe('dispatcher process: SIGTERM drains in bounded time', () => {
     }, { concurrency: 4 });
     await until('the message to come back', () => redelivered.length > 0, 60_000);
     expect(redelivered[0]).toBe(envelope.id);
-  }, 120_000);
+  }, 180_000);
 });
