@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { findTooDeep, TooDeepError } from './json-depth.js';
 
 /** How the client waits for its answer. */
 export const ReplyMode = z.enum(['sync', 'stream', 'async']);
@@ -35,7 +36,16 @@ export const Envelope = z.object({
 });
 export type Envelope = z.infer<typeof Envelope>;
 
+/**
+ * Deepest client body an envelope carries. The edge refuses deeper bodies before
+ * admission (its own limit is lower); this guard keeps the encoder from ever
+ * overflowing the stack, whoever calls it.
+ */
+export const MAX_ENVELOPE_BODY_DEPTH = 1000;
+
 export function encodeEnvelope(envelope: Envelope): string {
+  const tooDeep = findTooDeep(envelope.body, MAX_ENVELOPE_BODY_DEPTH);
+  if (tooDeep) throw new TooDeepError(MAX_ENVELOPE_BODY_DEPTH, tooDeep.path);
   return JSON.stringify(envelope);
 }
 

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { addReservation, cancelReservation, PolicyEditError, setLimits, setPaused, type LimitsTarget } from '../../lib/policy/edit.js';
 import { resolveLimits } from '../../lib/policy/resolve.js';
+import { own } from '../../lib/policy/lookup.js';
 import { parsePolicy, type Limits } from '../../lib/policy/schema.js';
 import type { PolicySource } from '../../lib/policy/source.js';
 import { fileSource } from '../../lib/policy/sources/file.js';
@@ -130,12 +131,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case 'limits get': {
         const policy = parsePolicy(await source.load());
         if (v.account) {
-          const account = policy.accounts[v.account];
+          const account = own(policy.accounts, v.account);
           if (!account) throw new PolicyEditError(`unknown account "${v.account}"`, 404);
           if (!v.model) throw new UsageError('--model is required with --account');
           io.out(JSON.stringify({ account: v.account, model: v.model, ...resolveLimits(policy, account, v.model) }, null, 2));
         } else if (v.tenant) {
-          const tenant = policy.tenants[v.tenant];
+          const tenant = own(policy.tenants, v.tenant);
           if (!tenant) throw new PolicyEditError(`unknown tenant "${v.tenant}"`, 404);
           io.out(JSON.stringify({ tenant: v.tenant, ...tenant }, null, 2));
         } else {
@@ -196,7 +197,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case 'pause':
       case 'resume': {
         const target = who();
-        await edit((raw) => setPaused(raw, target, command === 'pause'), `${command === 'pause' ? 'paused' : 'resumed'} ${JSON.stringify(target)}`);
+        await edit((raw) => setPaused(raw, target, command === 'pause', io.now()), `${command === 'pause' ? 'paused' : 'resumed'} ${JSON.stringify(target)}`);
         return 0;
       }
       default:

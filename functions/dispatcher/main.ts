@@ -1,9 +1,12 @@
 /**
  * The dispatcher container: consumes every LiteTopic and runs the Suspend loop
- * toward the GPU endpoints. SIGTERM (ECS scale-in, deploys) stops taking messages
- * and lets running ones finish before exit.
+ * toward the GPU endpoints. SIGTERM (ECS scale-in, deploys) stops taking messages,
+ * lets running ones finish for SLUICE_DRAIN_MS (below the task's stop timeout), then
+ * cuts their upstream calls and hands their messages back un-acked, and exits.
  */
+import { sleep } from '../../lib/clock/clock.js';
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
+import { createDrain } from '../../lib/dispatch/drain.js';
 import type { DeadLetter } from '../../lib/queue/types.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
 import { createPrometheusTelemetry, startMetricsServer } from '../dashboard/runtime.js';
@@ -18,7 +21,9 @@ const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
 let settle: ((deadLetter: DeadLetter) => Promise<void>) | undefined;
 const parts = await createParts(config, systemClock, log, { role: 'dispatcher', settleDeadLetter: (d) => settle?.(d) ?? Promise.resolve() });
 log.info(parts.describe, 'parts');
-const upstream = createUpstreamClient();
+const drain = createDrain({ clock: systemClock, drainMs: config.SLUICE_DRAIN_MS });
+const rawUpstream = createUpstreamClient();
+const upstream = drain.upstream(rawUpstream);
 const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
 const dispatchDeps = {
@@ -34,7 +39,7 @@ const dispatchDeps = {
 };
 const handler = createDispatcher(dispatchDeps);
 settle = (d) => settleDeadLetter(dispatchDeps, d);
-const subscription = parts.queue.subscribe(handler, { concurrency: config.SLUICE_DISPATCH_CONCURRENCY });
+const subscription = parts.queue.subscribe(drain.handler(handler), { concurrency: config.SLUICE_DISPATCH_CONCURRENCY });
 log.info({ concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE, metrics: `${metrics.url}/metrics` }, 'dispatcher consuming');
 
 let stopping = false;
@@ -42,12 +47,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'draining');
-    await subscription.close();
-    await upstream.close();
-    await metrics.close();
-    await parts.close();
-    log.info({}, 'drained');
+    log.info({ signal, drainMs: config.SLUICE_DRAIN_MS }, 'draining');
+    const outcome = await drain.run(() => subscription.close());
+    log.info(outcome, outcome.drained ? 'drained' : 'drain time over: messages in flight handed back');
+    // What is left is bounded too: a part that hangs on close must not keep the task past its stop timeout.
+    const closing = Promise.all([rawUpstream.close(), metrics.close(), parts.close()]);
+    const closed = await Promise.race([
+      closing.then(
+        () => true,
+        (error: unknown) => (log.warn({ err: String(error) }, 'a part failed to close'), true),
+      ),
+      sleep(systemClock, 2_000).then(() => false),
+    ]);
+    if (!closed) log.warn({}, 'parts did not close in time; exiting anyway');
     process.exit(0);
   });
 }

@@ -21,6 +21,10 @@ export interface EdgeDeps {
   readonly options?: EdgeOptions;
   /** The operators' API; left out, /admin answers 404. */
   readonly admin?: AdminDeps;
+  /** Aborted when the process begins to stop: new requests get 503 `shutting_down`, before any charge. */
+  readonly stopTaking?: AbortSignal;
+  /** Aborted when the process stops waiting: clients still waiting get 503 `shutting_down` at once. */
+  readonly stopWaiting?: AbortSignal;
 }
 
 export interface AdmissionEvent {
@@ -45,4 +49,12 @@ export interface EdgeOptions {
   readonly bodyLimitBytes?: number;
   /** Longest a sync or stream client waits for its upstream call, on top of queue wait. */
   readonly upstreamTimeoutMs?: number;
+  /** Deepest nesting accepted in a request body (default 64); deeper bodies get 400 before any charge. */
+  readonly maxBodyDepth?: number;
+  /**
+   * Base URL clients reach the edge at (e.g. https://llm.example.com), for `status_url`
+   * and `Location`. Unset: those are relative paths (`/v1/requests/<id>`). Never taken
+   * from the request's Host header.
+   */
+  readonly publicBaseUrl?: string;
 }

@@ -15,6 +15,10 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+
+  body() {
+    return openAiError(this.message, this.type, this.code, this.param);
+  }
 }
 
 export function errorResponse(c: Context, error: ApiError): Response {

@@ -38,6 +38,10 @@ export const app = createEdgeApp({
     emf.telemetry.onAdmission(event);
     emf.flush();
   },
-  options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES },
+  options: {
+    bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES,
+    maxBodyDepth: config.SLUICE_MAX_BODY_DEPTH,
+    publicBaseUrl: config.SLUICE_PUBLIC_BASE_URL,
+  },
 });
 export const handler = streamHandle(app);

@@ -18,6 +18,8 @@ const { values } = parseArgs({
     policy: { type: 'string', default: process.env.SLUICE_POLICY_FILE },
     rocketmq: { type: 'string', default: process.env.SLUICE_ROCKETMQ_ENDPOINTS },
     'log-level': { type: 'string', default: process.env.SLUICE_LOG_LEVEL ?? 'info' },
+    'drain-ms': { type: 'string', default: process.env.SLUICE_DRAIN_MS ?? '30000' },
+    'public-url': { type: 'string', default: process.env.SLUICE_PUBLIC_BASE_URL },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -25,7 +27,10 @@ const { values } = parseArgs({
 if (values.help) {
   console.log(
     'usage: npm start -- [--port 8787] [--host 127.0.0.1] [--policy policy.yaml] [--rocketmq host:8081] [--gpu-port 8788] [--gpu-slots 8] [--log-level info]\n' +
-      'env: SLUICE_PORT, SLUICE_HOST, SLUICE_POLICY_FILE, SLUICE_ROCKETMQ_ENDPOINTS, SLUICE_GPU_PORT, SLUICE_LOG_LEVEL, SLUICE_ADMIN_KEY\n' +
+      '       [--drain-ms 30000] [--public-url https://llm.example.com]\n' +
+      'env: SLUICE_PORT, SLUICE_HOST, SLUICE_POLICY_FILE, SLUICE_ROCKETMQ_ENDPOINTS, SLUICE_GPU_PORT, SLUICE_LOG_LEVEL, SLUICE_ADMIN_KEY,\n' +
+      '     SLUICE_DRAIN_MS, SLUICE_PUBLIC_BASE_URL\n' +
+      '--drain-ms: on Ctrl-C or SIGTERM, how long queued and running requests may still be served; then waiting clients get 503.\n' +
       '--rocketmq: a RocketMQ 5.5 proxy (gRPC) with the LITE topic sluice-requests and the wildcard group sluice-dispatchers\n' +
       '            (tsx scripts/rocketmq/main.ts starts one locally).\n' +
       '--policy: a YAML or JSON policy file, created with the demo policy if missing, reloaded when it changes.',
@@ -46,6 +51,8 @@ const sluice = await startLocalSluice({
   policyFile: values.policy,
   rocketmq: values.rocketmq ? { endpoints: values.rocketmq } : undefined,
   adminKey,
+  drainMs: Number(values['drain-ms']),
+  edge: values['public-url'] ? { publicBaseUrl: values['public-url'] } : undefined,
 });
 
 console.log(`Sluice is running at ${sluice.url} (simulated GPU at ${sluice.gpuUrl}; queue: ${values.rocketmq ? `RocketMQ at ${values.rocketmq}` : 'embedded'})
@@ -65,17 +72,17 @@ Policy: ${values.policy ? `${values.policy} (edit it; changes apply without a re
 Try it:
   curl -s ${sluice.url}/v1/chat/completions -H 'Authorization: Bearer ${DEMO_KEYS.realtime}' -H 'Content-Type: application/json' -d '{"model":"${DEMO_MODEL}","messages":[{"role":"user","content":"Hello, Sluice"}]}'
 
-Ctrl-C drains in-flight requests and exits.`);
+Ctrl-C serves what is queued for up to ${values['drain-ms']} ms, answers the rest and exits.`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) process.exit(130);
     stopping = true;
-    console.log('\nDraining in-flight requests (Ctrl-C again to force)...');
+    console.log(`\nDraining: no new requests; queued ones are served for up to ${values['drain-ms']} ms (Ctrl-C again to force)...`);
     sluice.close().then(
-      () => {
-        console.log('Stopped.');
+      (outcome) => {
+        console.log(`Stopped after ${outcome.elapsedMs} ms (${outcome.drained ? 'everything served' : 'drain time over; waiting clients answered 503'}).`);
         process.exit(0);
       },
       (error) => {

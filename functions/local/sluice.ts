@@ -5,7 +5,8 @@
  */
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import type { Clock } from '../../lib/clock/clock.js';
+import { sleep, type Clock } from '../../lib/clock/clock.js';
+import { createDrain, type DrainOutcome } from '../../lib/dispatch/drain.js';
 import { createDispatcher, settleDeadLetter, type DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
 import type { Policy, PolicyInput } from '../../lib/policy/schema.js';
 import { existsSync } from 'node:fs';
@@ -60,6 +61,8 @@ export interface LocalSluiceOptions {
   readonly inFlightPerLiteTopic?: number;
   /** A shared store instead of the embedded one (e.g. Redis behind the guarded store). */
   readonly store?: RateStore;
+  /** On close, how long queued and running work may go on before it is cut and its clients answered (default 30 s). */
+  readonly drainMs?: number;
 }
 
 export interface LocalSluice {
@@ -73,8 +76,11 @@ export interface LocalSluice {
   readonly queue: LiteQueue;
   /** Metrics, alerts and the live view behind /dashboard and /metrics. */
   readonly telemetry: Telemetry;
-  /** Stops taking requests, lets in-flight work finish, then stops everything. */
-  close(): Promise<void>;
+  /**
+   * Stops taking requests, lets queued and running work finish within the drain
+   * time, answers clients still waiting (503 `shutting_down`), then stops everything.
+   */
+  close(): Promise<DrainOutcome>;
 }
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, host: string, port: number): Promise<{ server: ServerType; url: string }> {
@@ -85,6 +91,17 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, host: str
 
 function closeServer(server: ServerType): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
+}
+
+function closeConnections(server: ServerType): void {
+  if ('closeIdleConnections' in server) server.closeIdleConnections();
+  // Whatever is still open after the clients were answered is cut.
+  if ('closeAllConnections' in server) setTimeout(() => server.closeAllConnections(), 1_000).unref();
+}
+
+/** Resolves once `idle()` holds, or when `stop` aborts. */
+async function untilIdle(clock: Clock, idle: () => boolean, stop: AbortSignal): Promise<void> {
+  while (!stop.aborted && !idle()) await sleep(clock, 50, stop).catch(() => undefined);
 }
 
 export async function startLocalSluice(options: LocalSluiceOptions): Promise<LocalSluice> {
@@ -113,6 +130,8 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   };
   let queue: LiteQueue;
   let depth: ((liteTopic: string) => number) | undefined;
+  /** Set for the embedded engine only: its queue dies with the process, so close() serves it first. */
+  let idle: (() => boolean) | undefined;
   if (options.rocketmq) {
     queue = new RocketMQLiteQueue({
       endpoints: options.rocketmq.endpoints,
@@ -132,17 +151,23 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     });
     queue = embedded;
     depth = (liteTopic) => embedded.depth(liteTopic);
+    idle = () => embedded.stats().queued === 0 && embedded.stats().inFlight === 0;
   }
   const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth });
-  const upstream = createUpstreamClient();
+  const drain = createDrain({ clock, drainMs: options.drainMs ?? 30_000 });
+  const stopTaking = new AbortController();
+  const stopWaiting = new AbortController();
+  const rawUpstream = createUpstreamClient();
+  const upstream = drain.upstream(rawUpstream);
   const dispatchDeps = { clock, store, results, upstream, policy, log, newId: newLeaseId, options: options.dispatcher, onEvent: telemetry.onDispatch };
   const dispatcher = createDispatcher(dispatchDeps);
-  const subscription = queue.subscribe(dispatcher, { concurrency: options.concurrency ?? 64 });
+  const subscription = queue.subscribe(drain.handler(dispatcher), { concurrency: options.concurrency ?? 64 });
 
   const admin = options.adminKey
     ? { keyHash: hashApiKey(options.adminKey), policy: createPolicyAdmin(source, holder), clock, newId: newRequestId }
     : undefined;
-  const app = createEdgeApp({ clock, store, queue, results, policy, newId: newRequestId, log, options: options.edge, admin, onAdmission: telemetry.onAdmission });
+  const app = createEdgeApp({ clock, store, queue, results, policy, newId: newRequestId, log, options: options.edge, admin, onAdmission: telemetry.onAdmission,
+    stopTaking: stopTaking.signal, stopWaiting: stopWaiting.signal });
   // The dashboard (behind the admin key when there is one) and Prometheus metrics (open: loopback by default).
   app.route('/', createDashboardApp({ telemetry, prometheus, adminKeyHash: admin?.keyHash, openMetrics: true }));
   const edge = await listen(app.fetch, host, options.port ?? 8787);
@@ -156,16 +181,24 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     queue,
     telemetry,
     async close() {
-      // Waiting clients get their answers while the dispatcher drains.
+      stopTaking.abort();
       const edgeClosed = closeServer(edge.server);
       holder.close();
-      await subscription.close();
+      // The embedded queue dies with the process: serve what it holds while the drain time lasts.
+      // A broker keeps its messages: stop taking them, and finish or hand back those in flight.
+      const outcome = await drain.run(async () => {
+        if (idle) await untilIdle(clock, idle, drain.overdue);
+        await subscription.close();
+      });
+      log.info(outcome, outcome.drained ? 'drained' : 'drain time over: work in flight handed back, waiting clients answered');
+      stopWaiting.abort();
       await queue.close();
-      await upstream.close();
+      await rawUpstream.close();
       gpu.close();
-      // Idle keep-alive sockets would hold close() open.
-      if ('closeIdleConnections' in edge.server) edge.server.closeIdleConnections();
+      // Idle keep-alive sockets would hold close() open; answered ones are closed by `connection: close`.
+      closeConnections(edge.server);
       await Promise.all([edgeClosed, closeServer(gpuServer.server)]);
+      return outcome;
     },
   };
 }

@@ -24,6 +24,15 @@ const Config = z.object({
   SLUICE_STORE_TIMEOUT_MS: z.coerce.number().int().positive().default(250),
   /** Request bodies larger than this are refused with 413. */
   SLUICE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  /** Request bodies nested deeper than this are refused with 400, before any charge. */
+  SLUICE_MAX_BODY_DEPTH: z.coerce.number().int().positive().default(64),
+  /** Base URL clients reach the edge at, for `status_url` and `Location`; unset: relative paths. */
+  SLUICE_PUBLIC_BASE_URL: z.string().url().optional(),
+  /**
+   * On SIGTERM, how long in-flight work may run before it is handed back to the queue and the process exits.
+   * The stacks set it a few seconds below the task's stop timeout, which can make it negative: then 0.
+   */
+  SLUICE_DRAIN_MS: z.coerce.number().int().default(25_000).transform((ms) => Math.max(0, ms)),
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
   /** Messages of one LiteTopic dispatched side by side; releases still leave in order. */
   SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),

@@ -10,6 +10,7 @@ import type { AccountRef } from '../policy/resolve.js';
 import { resolveLimits, type ResolvedLimits } from '../policy/resolve.js';
 import { activeReservations } from '../policy/reservations.js';
 import type { Policy } from '../policy/schema.js';
+import { own } from '../policy/lookup.js';
 import { reservoirKey, windowKey, type WindowScope } from '../store/keys.js';
 import type { AdmitDecision, RateStore, Unit, WindowLimit, WindowState } from '../store/types.js';
 
@@ -75,7 +76,7 @@ export function windowLimits(
   extra: BookedExtra = bookedExtra(policy, request),
 ): WindowLimit[] {
   const { account } = request.account;
-  const tier = policy.tiers[account.tier];
+  const tier = own(policy.tiers, account.tier);
   // A degrade tier's own limits are soft: the store enforces only the hard cap above them.
   const accountFactor = tier?.overQuota === 'degrade' ? tier.hardCapFactor : 1;
   const scopes: Array<[WindowScope, { rpm?: number; tpm?: number }, number]> = [
@@ -102,7 +103,7 @@ export function reservoirSize(
   { accountModel }: ResolvedLimits = resolveLimits(policy, request.account.account, request.model),
 ): number {
   if (accountModel.reservoir !== undefined) return accountModel.reservoir;
-  const maxWaitMs = policy.tiers[request.account.account.tier]?.maxQueueWaitMs ?? 60_000;
+  const maxWaitMs = own(policy.tiers, request.account.account.tier)?.maxQueueWaitMs ?? 60_000;
   return Math.max(1, Math.floor((accountModel.rate * maxWaitMs) / 1000));
 }
 
@@ -118,7 +119,7 @@ export function degradeFactor(softLimit: number, used: number, maxSteps: number)
 
 export async function admit(store: RateStore, policy: Policy, request: AdmissionRequest): Promise<Admission> {
   const { account } = request.account;
-  if (policy.tenants[account.tenant]?.paused) {
+  if (own(policy.tenants, account.tenant)?.paused) {
     return { outcome: 'reject', reason: 'tenant-paused', message: `Tenant ${account.tenant} is paused by an operator.`, retryAfterMs: PAUSED_RETRY_MS, windows: [] };
   }
   if (account.paused) {
@@ -147,7 +148,7 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
     const reason: RejectReason = 'unit' in denied ? (limitName(denied.scope, denied.unit) as RejectReason) : 'reservoir';
     return { outcome: 'reject', reason, message: rejectMessage(reason, decision.retryAfterMs), retryAfterMs: decision.retryAfterMs, windows: decision.windows };
   }
-  const tier = policy.tiers[account.tier];
+  const tier = own(policy.tiers, account.tier);
   const warnRatio = tier?.warnRatio ?? 1;
   const near = decision.windows.find((w) => w.limit > 0 && (w.limit - w.remaining) / w.limit >= warnRatio);
   let paceFactor = 1;

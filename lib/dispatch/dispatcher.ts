@@ -24,6 +24,7 @@ import type { UpstreamClient, UpstreamReply } from '../upstream/client.js';
 import { openAiError } from '../openai-error.js';
 import type { DeadLetterSink, DispatchEvent } from './types.js';
 import { createCongestion, type Congestion } from './congestion.js';
+import { effectiveDeadline } from './paused-time.js';
 
 export interface DispatcherOptions {
   /** Deliveries of one envelope before it fails for good. */
@@ -171,7 +172,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       return Consume.success;
     }
 
-    if (clock.now() >= envelope.deadline) {
+    if (clock.now() >= effectiveDeadline(envelope, deps.policy(), clock.now())) {
       emit({ type: 'expired', envelope });
       await finish(envelope, {
         status: 'expired',

@@ -4,7 +4,8 @@
  * caller validates (parsePolicy) before saving. Refusals throw PolicyEditError.
  */
 import { checkBooking } from './reservations.js';
-import { parsePolicy, Reservation, type Limits, type Policy, type PolicyInput } from './schema.js';
+import { own } from './lookup.js';
+import { PAUSES_KEPT, parsePolicy, Reservation, type Limits, type Policy, type PolicyInput } from './schema.js';
 
 export class PolicyEditError extends Error {
   constructor(message: string, readonly status: 400 | 404 | 409 = 400) {
@@ -33,20 +34,21 @@ export function setLimits(raw: unknown, target: LimitsTarget, limits: Limits): D
       doc.defaults = { ...doc.defaults, accountModel: { ...doc.defaults.accountModel, ...limits } };
       break;
     case 'tenant': {
-      const tenant = doc.tenants[target.tenant];
+      const tenant = own(doc.tenants, target.tenant);
       if (!tenant) throw new PolicyEditError(`unknown tenant "${target.tenant}"`, 404);
-      if (target.model) tenant.models = { ...tenant.models, [target.model]: merge(tenant.models?.[target.model]) };
+      if (target.model !== undefined && !own(doc.models, target.model)) throw new PolicyEditError(`unknown model "${target.model}"`, 404);
+      if (target.model) tenant.models = { ...tenant.models, [target.model]: merge(own(tenant.models, target.model)) };
       else tenant.limits = merge(tenant.limits);
       break;
     }
     case 'account': {
-      const account = doc.accounts[target.account];
+      const account = own(doc.accounts, target.account);
       if (!account) throw new PolicyEditError(`unknown account "${target.account}"`, 404);
       account.limits = merge(account.limits);
       break;
     }
     case 'model': {
-      const model = doc.models[target.model];
+      const model = own(doc.models, target.model);
       if (!model) throw new PolicyEditError(`unknown model "${target.model}"`, 404);
       model.limits = merge(model.limits);
       break;
@@ -55,17 +57,19 @@ export function setLimits(raw: unknown, target: LimitsTarget, limits: Limits): D
   return doc;
 }
 
-export function setPaused(raw: unknown, who: { readonly tenant: string } | { readonly account: string }, paused: boolean): Doc {
+/** Pauses or resumes, recording when: the dispatcher does not count paused time against a request's wait. */
+export function setPaused(raw: unknown, who: { readonly tenant: string } | { readonly account: string }, paused: boolean, now: number): Doc {
   const doc = clone(raw);
-  if ('tenant' in who) {
-    const tenant = doc.tenants[who.tenant];
-    if (!tenant) throw new PolicyEditError(`unknown tenant "${who.tenant}"`, 404);
-    tenant.paused = paused;
-  } else {
-    const account = doc.accounts[who.account];
-    if (!account) throw new PolicyEditError(`unknown account "${who.account}"`, 404);
-    account.paused = paused;
+  const entry = 'tenant' in who ? own(doc.tenants, who.tenant) : own(doc.accounts, who.account);
+  if (!entry) throw new PolicyEditError('tenant' in who ? `unknown tenant "${who.tenant}"` : `unknown account "${who.account}"`, 404);
+  if (paused && !entry.paused) {
+    entry.pausedAt = now;
+  } else if (!paused && entry.paused) {
+    const from = entry.pausedAt ?? now;
+    entry.pauses = [...(entry.pauses ?? []), { from, to: Math.max(from, now) }].slice(-PAUSES_KEPT);
+    delete entry.pausedAt;
   }
+  entry.paused = paused;
   return doc;
 }
 

@@ -4,16 +4,17 @@
  * bookable share, counting the other bookings that overlap it.
  */
 import type { Policy, Reservation } from './schema.js';
+import { own } from './lookup.js';
 
 export type BookingCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
 export function checkBooking(policy: Policy, booking: Reservation, now: number): BookingCheck {
-  if (!policy.tenants[booking.tenant]) return { ok: false, reason: `unknown tenant "${booking.tenant}"` };
+  if (!own(policy.tenants, booking.tenant)) return { ok: false, reason: `unknown tenant "${booking.tenant}"` };
   if (booking.endsAt <= now) return { ok: false, reason: 'the window has already ended' };
   if (policy.reservations.some((r) => r.id === booking.id)) return { ok: false, reason: `a booking with id "${booking.id}" exists` };
   const models = booking.model ? [booking.model] : Object.keys(policy.models);
   for (const name of models) {
-    const model = policy.models[name];
+    const model = own(policy.models, name);
     if (!model) return { ok: false, reason: `unknown model "${name}"` };
     if (booking.extra.tpm === 0) continue;
     if (model.tokensPerSecond === undefined) {

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Account, Limits, Policy } from './schema.js';
+import { own } from './lookup.js';
 
 export interface ResolvedLimits {
   readonly accountModel: Required<Omit<Limits, 'reservoir'>> & Pick<Limits, 'reservoir'>;
@@ -18,18 +19,18 @@ export interface ResolvedLimits {
  * may set them too.
  */
 export function resolveLimits(policy: Policy, account: Account, model: string): ResolvedLimits {
-  const tenant = policy.tenants[account.tenant];
+  const tenant = own(policy.tenants, account.tenant);
   const pick = ({ rate, burst, reservoir }: Limits = {}) => ({ rate, burst, reservoir });
   const defined = (l: Limits) => Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined)) as Limits;
   return {
     accountModel: {
       ...policy.defaults.accountModel,
-      ...policy.models[model]?.limits,
+      ...own(policy.models, model)?.limits,
       ...defined(pick(tenant?.limits)),
-      ...defined(pick(tenant?.models[model])),
+      ...defined(pick(own(tenant?.models, model))),
       ...account.limits,
     },
-    tenantModel: { ...policy.defaults.tenantModel, ...tenant?.models[model] },
+    tenantModel: { ...policy.defaults.tenantModel, ...own(tenant?.models, model) },
     tenant: { ...policy.defaults.tenant, ...tenant?.limits },
   };
 }

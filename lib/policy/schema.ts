@@ -5,8 +5,15 @@
  * 60/25/15 %, a token bucket of burst 50 refilled at 10 per second.
  */
 import { z } from 'zod';
+import { bare, own } from './lookup.js';
 
-const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64');
+/** Names Object.prototype answers to: never a tier, model, tenant or account, so no lookup can mistake one for the other. */
+const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+const id = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64')
+  .refine((name) => !PROTOTYPE_NAMES.has(name), 'a name of Object.prototype (constructor, toString, ...) is reserved');
 
 /** Limits that can be set at any level; what is unset is inherited. */
 export const Limits = z
@@ -75,9 +82,24 @@ export const Model = z
   .strict();
 export type Model = z.infer<typeof Model>;
 
+/** A finished pause, ms since the epoch: queued work does not age while paused. */
+export const Pause = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).strict();
+export type Pause = z.infer<typeof Pause>;
+
+/** Pauses remembered per tenant or account; older ones no longer overlap any queued request. */
+export const PAUSES_KEPT = 16;
+
+const pauseFields = {
+  /** When the pause in force began (set by the admin API and the `sluice` command). */
+  pausedAt: z.number().int().nonnegative().optional(),
+  /** Recent finished pauses, oldest first. */
+  pauses: z.array(Pause).max(PAUSES_KEPT).default([]),
+};
+
 export const Tenant = z
   .object({
     paused: z.boolean().default(false),
+    ...pauseFields,
     /** Team-wide limits, across all its accounts and models. */
     limits: Limits.optional(),
     /** Team-wide limits per model. */
@@ -93,6 +115,7 @@ export const Account = z
     /** SHA-256 (hex) of each API key; keys themselves are never stored. */
     keyHashes: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest')).min(1),
     paused: z.boolean().default(false),
+    ...pauseFields,
     /** Per model limits for this account. */
     limits: Limits.optional(),
   })
@@ -138,12 +161,12 @@ export const Policy = z
   .strict()
   .superRefine((p, ctx) => {
     for (const [name, a] of Object.entries(p.accounts)) {
-      if (!p.tenants[a.tenant]) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tenant'], message: `unknown tenant "${a.tenant}"` });
-      if (!p.tiers[a.tier]) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tier'], message: `unknown tier "${a.tier}"` });
+      if (!own(p.tenants, a.tenant)) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tenant'], message: `unknown tenant "${a.tenant}"` });
+      if (!own(p.tiers, a.tier)) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tier'], message: `unknown tier "${a.tier}"` });
     }
     p.reservations.forEach((r, i) => {
-      if (!p.tenants[r.tenant]) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'tenant'], message: `unknown tenant "${r.tenant}"` });
-      if (r.model && !p.models[r.model]) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'model'], message: `unknown model "${r.model}"` });
+      if (!own(p.tenants, r.tenant)) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'tenant'], message: `unknown tenant "${r.tenant}"` });
+      if (r.model && !own(p.models, r.model)) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'model'], message: `unknown model "${r.model}"` });
     });
     const shares = Object.values(p.tiers).reduce((s, t) => s + t.share, 0);
     if (shares > 1 + 1e-9) ctx.addIssue({ code: 'custom', path: ['tiers'], message: `tier shares add up to ${shares}, more than 1` });
@@ -154,7 +177,16 @@ export type PolicyInput = z.input<typeof Policy>;
 /** Parses a policy, or throws an Error whose message lists every problem by path. */
 export function parsePolicy(input: unknown): Policy {
   const result = Policy.safeParse(input);
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  if (result.success) return withBareRecords(result.data);
+  // A refused record key says why in its inner issues ("Invalid key in record" alone names no rule).
+  const reason = (i: z.core.$ZodIssue): string =>
+    i.code === 'invalid_key' && i.issues.length > 0 ? `${i.message}: ${i.issues.map((inner) => inner.message).join('; ')}` : i.message;
+  const lines = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${reason(i)}`);
   throw new Error(`invalid policy:\n  ${lines.join('\n  ')}`);
+}
+
+/** Every record of a parsed policy without a prototype: a stray plain index still finds no Object.prototype member. */
+function withBareRecords(p: Policy): Policy {
+  const tenants = Object.fromEntries(Object.entries(p.tenants).map(([name, t]) => [name, { ...t, models: bare(t.models) }]));
+  return { ...p, tiers: bare(p.tiers), models: bare(p.models), tenants: bare(tenants), accounts: bare(p.accounts) };
 }

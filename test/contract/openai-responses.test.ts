@@ -48,7 +48,7 @@ async function asyncResult(res: Response): Promise<unknown> {
   expect(res.status).toBe(202);
   const { status_url } = (await res.json()) as { status_url: string };
   for (let i = 0; i < 200; i++) {
-    const body = (await (await get(new URL(status_url).pathname)).json()) as { status: string; result?: unknown };
+    const body = (await (await get(new URL(status_url, 'http://sluice.invalid').pathname)).json()) as { status: string; result?: unknown };
     if (body.status === 'completed') return body.result;
     await new Promise((r) => setTimeout(r, 10));
   }

@@ -34,6 +34,8 @@ export function startTestSluice(options: Partial<LocalSluiceOptions> & { overrid
     port: 0,
     gpu: fastGpu,
     policy: (url) => testPolicy(url, options.overrides),
+    // Tests close with work still queued (paused tenants, slow paces): do not wait the default drain time.
+    drainMs: 2_000,
     ...options,
   });
 }

@@ -4,15 +4,17 @@
  * saved to the policy source (SSM or the local file), then applies at once.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { z } from 'zod';
 import type { Clock } from '../../../lib/clock/clock.js';
 import type { PolicyAdmin } from '../../../lib/policy/admin.js';
 import { addReservation, cancelReservation, PolicyEditError, setLimits, setPaused, type LimitsTarget } from '../../../lib/policy/edit.js';
 import { hashApiKey, resolveLimits } from '../../../lib/policy/resolve.js';
+import { own } from '../../../lib/policy/lookup.js';
 import { Limits } from '../../../lib/policy/schema.js';
 import { ApiError } from '../errors.js';
+import { DEFAULT_MAX_BODY_DEPTH, limitBody, readJsonBody } from '../middleware/json-body.js';
 
 export interface AdminDeps {
   /** SHA-256 (hex) of the admin key. */
@@ -42,13 +44,11 @@ function adminAuth(keyHash: string) {
   });
 }
 
-async function jsonBody<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
-  let raw: unknown;
-  try {
-    raw = await req.json();
-  } catch {
-    throw new ApiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
-  }
+/** Operators' edits are small documents; anything bigger or deeper is refused before it is read into the policy. */
+const ADMIN_BODY_LIMIT_BYTES = 64 * 1024;
+
+async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
+  const raw = await readJsonBody(c, DEFAULT_MAX_BODY_DEPTH);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -60,6 +60,7 @@ async function jsonBody<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
 export function adminRoutes(deps: AdminDeps): Hono {
   const app = new Hono();
   app.use('*', adminAuth(deps.keyHash));
+  app.use('*', limitBody(ADMIN_BODY_LIMIT_BYTES));
   const apply = (edit: (raw: unknown) => unknown) =>
     deps.policy.update(edit).catch((error: unknown) => {
       if (error instanceof PolicyEditError) {
@@ -76,20 +77,21 @@ export function adminRoutes(deps: AdminDeps): Hono {
     const accountId = c.req.query('account');
     const model = c.req.query('model');
     if (!accountId || !model) throw new ApiError(400, "Give both 'account' and 'model' query parameters.", 'invalid_request_error', 'invalid_value');
-    const account = policy.accounts[accountId];
+    const account = own(policy.accounts, accountId);
     if (!account) throw new ApiError(404, `unknown account "${accountId}"`, 'invalid_request_error', 'not_found', 'account');
+    if (!own(policy.models, model)) throw new ApiError(404, `unknown model "${model}"`, 'invalid_request_error', 'not_found', 'model');
     return c.json({ account: accountId, model, ...resolveLimits(policy, account, model) });
   });
 
   app.put('/limits', async (c) => {
-    const { target, limits } = await jsonBody(c.req.raw, SetLimits);
+    const { target, limits } = await jsonBody(c, SetLimits);
     await apply((raw) => setLimits(raw, target as LimitsTarget, limits));
     return c.json({ target, limits, applied: true });
   });
 
   app.get('/reservations', (c) => c.json({ object: 'list', data: deps.policy.current().reservations }));
   app.post('/reservations', async (c) => {
-    const booking = await jsonBody(c.req.raw, z.record(z.string(), z.unknown()));
+    const booking = await jsonBody(c, z.record(z.string(), z.unknown()));
     const withId = { id: `rsv-${deps.newId().slice(-12)}`, ...booking };
     await apply((raw) => addReservation(raw, withId, deps.clock.now()));
     return c.json(deps.policy.current().reservations.find((r) => r.id === withId.id), 201);
@@ -103,7 +105,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     for (const action of ['pause', 'resume'] as const) {
       app.post(`/${kind}/:id/${action}`, async (c) => {
         const id = c.req.param('id');
-        await apply((raw) => setPaused(raw, kind === 'tenants' ? { tenant: id } : { account: id }, action === 'pause'));
+        await apply((raw) => setPaused(raw, kind === 'tenants' ? { tenant: id } : { account: id }, action === 'pause', deps.clock.now()));
         return c.json({ [kind === 'tenants' ? 'tenant' : 'account']: id, paused: action === 'pause' });
       });
     }

@@ -4,24 +4,22 @@
  */
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { encodeEnvelope, type Envelope, type Operation, type ReplyMode } from '../../../lib/envelope.js';
+import { encodeEnvelope, MAX_ENVELOPE_BODY_DEPTH, type Envelope, type Operation, type ReplyMode } from '../../../lib/envelope.js';
 import { admit } from '../../../lib/admission/admit.js';
 import { rateLimitHeaders } from '../../../lib/admission/headers.js';
+import { own } from '../../../lib/policy/lookup.js';
 import type { StoredResult } from '../../../lib/results/types.js';
 import type { EdgeDeps } from '../deps.js';
 import { ApiError, modelNotFound } from '../errors.js';
 import type { AuthEnv } from '../middleware/auth.js';
-import { limitBody, requireJson } from '../middleware/json-body.js';
+import { DEFAULT_MAX_BODY_DEPTH, limitBody, readJsonBody, requireJson } from '../middleware/json-body.js';
 import type { RequestIdEnv } from '../middleware/request-id.js';
 import { estimateTokens } from '../estimate.js';
+import { checkPublicBaseUrl, requestStatusUrl } from '../public-url.js';
 import { endsWithDone, streamRelay } from '../relay.js';
-import { nestsDeeperThan } from '../depth.js';
 import { bodies, crossFieldIssue } from '../schemas.js';
 
 type Env = { Variables: AuthEnv['Variables'] & RequestIdEnv['Variables'] };
-
-/** Far deeper than any real request (tool schemas included) and far shallower than the stack. */
-const MAX_JSON_DEPTH = 64;
 
 const ROUTES: Array<[string, Operation]> = [
   ['/chat/completions', 'chat.completions'],
@@ -33,17 +31,21 @@ const ROUTES: Array<[string, Operation]> = [
 export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   const app = new Hono<Env>();
   const upstreamTimeoutMs = deps.options?.upstreamTimeoutMs ?? 120_000;
+  const maxBodyDepth = Math.min(deps.options?.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH, MAX_ENVELOPE_BODY_DEPTH);
+  checkPublicBaseUrl(deps.options?.publicBaseUrl);
+  const statusUrl = (id: string) => requestStatusUrl(deps.options?.publicBaseUrl, id);
   for (const [path, operation] of ROUTES) {
     app.post(path, requireJson, limitBody(deps.options?.bodyLimitBytes ?? 1024 * 1024), (c) => handle(c, operation));
   }
 
   async function handle(c: Context<Env>, operation: Operation): Promise<Response> {
+    if (deps.stopTaking?.aborted) throw shuttingDown('Sluice is stopping and takes no new requests; retry shortly.');
     const body = await parseBody(c, operation);
     const policy = deps.policy();
-    const model = Object.hasOwn(policy.models, body.model) ? policy.models[body.model] : undefined;
+    const model = own(policy.models, body.model);
     if (!model) throw modelNotFound(body.model);
     const account = c.get('account');
-    const tier = policy.tiers[account.account.tier]!;
+    const tier = own(policy.tiers, account.account.tier)!;
     const tokenEstimate = estimateTokens(operation, body, model.defaultMaxTokens);
     const admission = await admit(deps.store, policy, { account, model: body.model, tokenEstimate, now: deps.clock.now() });
     for (const [k, v] of Object.entries(rateLimitHeaders(admission.windows))) c.header(k, v);
@@ -91,28 +93,18 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
 
     if (mode === 'async') {
       c.header('preference-applied', 'respond-async');
-      const statusUrl = new URL(`/v1/requests/${envelope.id}`, c.req.url).toString();
-      c.header('location', statusUrl);
-      return c.json({ id: envelope.id, object: 'sluice.request', status: 'queued', status_url: statusUrl }, 202);
+      c.header('location', statusUrl(envelope.id));
+      return c.json({ id: envelope.id, object: 'sluice.request', status: 'queued', status_url: statusUrl(envelope.id) }, 202);
     }
     const waitMs = envelope.deadline - now + upstreamTimeoutMs;
     if (mode === 'stream') return relayStream(c, envelope, waitMs);
-    const result = await deps.results.wait(envelope.id, waitMs, c.req.raw.signal);
+    const result = await deps.results.wait(envelope.id, waitMs, waitSignal(c));
     if (!result) throw stillRunning(c, envelope.id);
     return resultResponse(c, result);
   }
 
   async function parseBody(c: Context<Env>, operation: Operation) {
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch (error) {
-      if (error instanceof ApiError) throw error;
-      throw new ApiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
-    }
-    if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
-      throw new ApiError(400, `Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels.`, 'invalid_request_error', 'invalid_value');
-    }
+    const raw = await readJsonBody(c, maxBodyDepth);
     const parsed = bodies[operation].safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
@@ -137,13 +129,22 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     throw new ApiError(503, 'The request queue is unavailable right now. Please retry.', 'server_error', 'queue_unavailable', null, { 'retry-after': '1' });
   }
 
+  function waitSignal(c: Context<Env>): AbortSignal {
+    return deps.stopWaiting ? AbortSignal.any([c.req.raw.signal, deps.stopWaiting]) : c.req.raw.signal;
+  }
+
+  function shuttingDown(message: string): ApiError {
+    return new ApiError(503, message, 'server_error', 'shutting_down', null, { 'retry-after': '1', connection: 'close' });
+  }
+
   function stillRunning(c: Context<Env>, id: string): ApiError {
-    const statusUrl = new URL(`/v1/requests/${id}`, c.req.url).toString();
-    return new ApiError(504, `The request is still waiting or running; read its result later at ${statusUrl}.`, 'timeout', 'still_running', null, { location: statusUrl });
+    if (deps.stopWaiting?.aborted) return shuttingDown(`Sluice stopped before request ${id} was answered; retry it.`);
+    const url = statusUrl(id);
+    return new ApiError(504, `The request is still waiting or running; read its result later at ${url}.`, 'timeout', 'still_running', null, { location: url });
   }
 
   async function relayStream(c: Context<Env>, envelope: Envelope, waitMs: number): Promise<Response> {
-    const signal = c.req.raw.signal;
+    const signal = waitSignal(c);
     const chunks = deps.results.chunks(envelope.id, waitMs, signal)[Symbol.asyncIterator]();
     const first = await chunks.next();
     if (first.done) {
@@ -162,6 +163,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       for (let next = await chunks.next(); !next.done; next = await chunks.next()) await write(next.value);
       const result = await deps.results.get(envelope.id);
       if (result && result.status !== 'completed' && result.status !== 'queued') await sse.writeSSE({ data: JSON.stringify(result.body) });
+      else if (!result && deps.stopWaiting?.aborted) await sse.writeSSE({ data: JSON.stringify(shuttingDown('Sluice stopped before this stream ended.').body()) });
       if (endsWithDone(envelope.operation)) await sse.writeSSE({ data: '[DONE]' });
     });
   }

@@ -66,6 +66,8 @@ describe('dashboard in a real browser', () => {
       log: silentLogger,
       port: 0,
       adminKey: ADMIN_KEY,
+      // Work the test leaves queued need not be served on close.
+      drainMs: 2_000,
       gpu: { models: ['m'], slots: 8, baseTokenMs: 5, prefillMsPerKToken: 1, minOutputTokens: 4, maxOutputTokens: 12 },
       policy,
     });

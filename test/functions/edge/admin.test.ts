@@ -91,3 +91,35 @@ describe('admin API', () => {
     expect((await sluice.app.request(`/admin/v1/reservations/${id}`, admin('DELETE'))).status).toBe(404);
   });
 });
+
+describe('pause keeps its promise', () => {
+  it('time spent paused does not count toward the tier’s maximum wait', async () => {
+    const MAX_WAIT_MS = 1_500;
+    sluice = await startTestSluice({
+      adminKey: ADMIN,
+      dispatcher: { pausedRecheckMs: 100 },
+      policy: (url) => {
+        const base = testPolicy(url);
+        return testPolicy(url, { tiers: { ...base.tiers, realtime: { ...base.tiers.realtime!, maxQueueWaitMs: MAX_WAIT_MS } } });
+      },
+    });
+    // A pace of 2 per second with no burst: the second request waits about half a second for its release.
+    await sluice.app.request('/admin/v1/limits', admin('PUT', { target: { level: 'tenant', tenant: 'ta' }, limits: { rate: 2, burst: 1 } }));
+    expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
+    const queued = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, undefined, { prefer: 'respond-async' }));
+    const { id } = (await queued.json()) as { id: string };
+    expect((await sluice.app.request('/admin/v1/accounts/a1/pause', admin('POST'))).status).toBe(200);
+    // Paused for longer than the tier's whole maximum wait.
+    await new Promise((r) => setTimeout(r, 2 * MAX_WAIT_MS));
+    await sluice.app.request('/admin/v1/accounts/a1/resume', admin('POST'));
+    const read = async () =>
+      (await (await sluice!.app.request(`/v1/requests/${id}`, { headers: { authorization: `Bearer ${KEYS.a2}` } })).json()) as { status: string; http_status?: number };
+    const until = Date.now() + 5_000;
+    let status = await read();
+    while (status.status === 'queued' && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = await read();
+    }
+    expect(status).toMatchObject({ status: 'completed', http_status: 200 });
+  });
+});

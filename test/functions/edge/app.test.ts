@@ -115,8 +115,10 @@ describe('edge: async requests', () => {
     const accepted = (await res.json()) as { id: string; status: string; status_url: string };
     expect(accepted.status).toBe('queued');
     expect(accepted.id).toBe(res.headers.get('x-sluice-request-id'));
-    const path = new URL(accepted.status_url).pathname;
+    // No public base URL configured: a relative path, never built from the Host header.
+    const path = accepted.status_url;
     expect(path).toBe(`/v1/requests/${accepted.id}`);
+    expect(res.headers.get('location')).toBe(path);
 
     let status = '';
     let body: { status: string; result?: { object: string } } = { status: '' };

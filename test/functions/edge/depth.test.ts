@@ -1,18 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nestsDeeperThan } from '../../../functions/edge/depth.js';
 import type { LocalSluice } from '../../../functions/local/sluice.js';
 import { chat, KEYS, startTestSluice } from '../../support/local-sluice.js';
-
-const nested = (depth: number) => JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as unknown;
-
-describe('nestsDeeperThan', () => {
-  it('counts objects and arrays, not scalars', () => {
-    expect(nestsDeeperThan('x', 0)).toBe(false);
-    expect(nestsDeeperThan({ a: { b: [1] } }, 3)).toBe(false);
-    expect(nestsDeeperThan({ a: { b: [1] } }, 2)).toBe(true);
-    expect(nestsDeeperThan(nested(100_000), 64)).toBe(true);
-  });
-});
 
 describe('edge: deeply nested bodies', () => {
   let sluice: LocalSluice;

@@ -66,6 +66,6 @@ describe('npm start', () => {
       child.kill('SIGINT');
     }
     expect(await exited).toBe(0);
-    expect(out).toContain('Stopped.');
+    expect(out).toMatch(/Stopped after \d+ ms \(everything served\)/);
   }, 30_000);
 });

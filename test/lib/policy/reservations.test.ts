@@ -58,12 +58,12 @@ describe('policy edits', () => {
     let doc: unknown = setLimits(basePolicy(), { level: 'tenant', tenant: 'acme' }, { rpm: 50 });
     doc = setLimits(doc, { level: 'tenant', tenant: 'acme', model: 'm' }, { tpm: 500 });
     doc = setLimits(doc, { level: 'account', account: 'svc1' }, { rate: 2 });
-    doc = setPaused(doc, { tenant: 'beta' }, true);
+    doc = setPaused(doc, { tenant: 'beta' }, true, 1_000);
     const p = parsePolicy(doc);
     expect(p.tenants.acme!.limits).toEqual({ rpm: 50 });
     expect(p.tenants.acme!.models.m).toEqual({ tpm: 500 });
     expect(p.accounts.svc1!.limits).toEqual({ rate: 2 });
     expect(p.tenants.beta!.paused).toBe(true);
-    expect(() => setPaused(basePolicy(), { account: 'ghost' }, true)).toThrow(/unknown account/);
+    expect(() => setPaused(basePolicy(), { account: 'ghost' }, true, 1_000)).toThrow(/unknown account/);
   });
 });

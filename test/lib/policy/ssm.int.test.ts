@@ -50,7 +50,7 @@ describe('policy from SSM Parameter Store (moto)', () => {
     const holder = await createPolicyHolder({ source, clock: systemClock, log: silentLogger });
     try {
       const admin = createPolicyAdmin(source, holder);
-      await admin.update((raw) => setPaused(raw, { tenant: 'acme' }, true));
+      await admin.update((raw) => setPaused(raw, { tenant: 'acme' }, true, Date.now()));
       expect(holder.current().tenants.acme!.paused).toBe(true);
       expect(holder.current().tenants.beta!.limits).toEqual({ rpm: 7 });
       // A second holder reading SSM from scratch sees the same policy.

@@ -1,0 +1,90 @@
+/**
+ * A stop that ends in bounded time. Work in flight gets `drainMs` to finish; then
+ * its upstream calls are cut and whatever its handler answers is turned into a
+ * hand-back (a Suspend: the message returns to its LiteTopic un-acked, its attempt
+ * not counted), so another dispatcher, or this one after a restart, serves it.
+ */
+import { sleep, type Clock } from '../clock/clock.js';
+import { Consume, type MessageHandler } from '../queue/types.js';
+import type { UpstreamCall, UpstreamClient } from '../upstream/client.js';
+
+export interface DrainOptions {
+  readonly clock: Clock;
+  /** How long work in flight may run after the stop begins. */
+  readonly drainMs: number;
+  /** After the drain time, how long cut calls get to give their slots back and return. */
+  readonly graceMs?: number;
+  /** Suspend asked for a handed-back message (the broker's shortest is fine). */
+  readonly handBackMs?: number;
+}
+
+export interface DrainOutcome {
+  /** True when everything in flight finished within the drain time. */
+  readonly drained: boolean;
+  readonly elapsedMs: number;
+}
+
+export interface Drain {
+  /** Aborted once the drain time is over. */
+  readonly overdue: AbortSignal;
+  /** The handler as the queue should see it: after the drain time, every answer is a hand-back. */
+  handler(inner: MessageHandler): MessageHandler;
+  /** The upstream client as the dispatcher should see it: its calls are cut when the drain time is over. */
+  upstream(inner: UpstreamClient): UpstreamClient;
+  /**
+   * Runs `stop` (resolving once the work in flight is done) for at most the drain
+   * time, then cuts what is left and waits at most the grace time more.
+   */
+  run(stop: () => Promise<void>): Promise<DrainOutcome>;
+}
+
+export function createDrain(options: DrainOptions): Drain {
+  const { clock, drainMs } = options;
+  const graceMs = options.graceMs ?? 2_000;
+  const handBackMs = options.handBackMs ?? 1_000;
+  const overdue = new AbortController();
+  const withSignal = (call: UpstreamCall): UpstreamCall => ({
+    ...call,
+    signal: call.signal ? AbortSignal.any([call.signal, overdue.signal]) : overdue.signal,
+  });
+
+  /** Resolves true if `work` settles within `ms`, false otherwise (work keeps running). */
+  async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+    let cancel: (() => void) | undefined;
+    const timeout = new Promise<false>((resolve) => (cancel = clock.setTimer(ms, () => resolve(false))));
+    const done = work.then(
+      () => true,
+      () => true,
+    );
+    try {
+      return await Promise.race([done, timeout]);
+    } finally {
+      cancel?.();
+    }
+  }
+
+  return {
+    overdue: overdue.signal,
+    handler: (inner) => async (message) => {
+      const result = await inner(message);
+      return overdue.signal.aborted && result.kind !== 'success' ? Consume.suspend(handBackMs) : result;
+    },
+    upstream: (inner) => ({
+      call: (call) => inner.call(withSignal(call)),
+      stream: (call, onData) => inner.stream(withSignal(call), onData),
+      close: () => inner.close(),
+    }),
+    async run(stop) {
+      const startedAt = clock.now();
+      const stopping = stop();
+      const drained = await within(stopping, drainMs);
+      if (!drained) {
+        overdue.abort(new Error(`drain time of ${drainMs} ms is over`));
+        await within(stopping, graceMs);
+      }
+      // Let handlers that just returned settle with the queue before the caller exits.
+      await sleep(clock, 0);
+      return { drained, elapsedMs: clock.now() - startedAt };
+    },
+  };
+}
