@@ -625,7 +625,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
 }
 
 /** Reservations of the policy (absent from older policy documents) that have not ended. */
-function bookingsOf(policy: Policy, now: number): Booking[] {
+export function bookingsOf(policy: Policy, now: number): Booking[] {
   const list = (policy as { reservations?: readonly Omit<Booking, 'active'>[] }).reservations ?? [];
   return list
     .filter((r) => r.endsAt > now)
