@@ -7,6 +7,7 @@ import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatche
 import type { DeadLetter } from '../../lib/queue/types.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
 import { createPrometheusTelemetry, startMetricsServer } from '../dashboard/runtime.js';
+import { startAggregate } from '../runtime/aggregate.js';
 import { readConfig } from '../runtime/config.js';
 import { newLeaseId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
@@ -19,7 +20,9 @@ let settle: ((deadLetter: DeadLetter) => Promise<void>) | undefined;
 const parts = await createParts(config, systemClock, log, { role: 'dispatcher', settleDeadLetter: (d) => settle?.(d) ?? Promise.resolve() });
 log.info(parts.describe, 'parts');
 const upstream = createUpstreamClient();
-const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });
+// The deployment-wide view: this dispatcher's flow, slots and traces go to the shared aggregate.
+const aggregate = startAggregate({ store: parts.store, clock: systemClock, log, role: 'dispatcher', policyHolder: parts.policyHolder, telemetry: () => telemetry });
+const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy, tenantLabel: aggregate.labels.label });
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
 const dispatchDeps = {
   clock: systemClock,
@@ -30,7 +33,10 @@ const dispatchDeps = {
   log,
   newId: newLeaseId,
   deadLetters: parts.deadLetters,
-  onEvent: telemetry.onDispatch,
+  onEvent: (event: Parameters<typeof telemetry.onDispatch>[0]) => {
+    telemetry.onDispatch(event);
+    if (event.type !== 'congestion') aggregate.sink.onDispatch(event);
+  },
 };
 const handler = createDispatcher(dispatchDeps);
 settle = (d) => settleDeadLetter(dispatchDeps, d);
@@ -46,6 +52,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     await subscription.close();
     await upstream.close();
     await metrics.close();
+    await aggregate.close();
     await parts.close();
     log.info({}, 'drained');
     process.exit(0);

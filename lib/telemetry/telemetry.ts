@@ -49,6 +49,8 @@ export interface TelemetryOptions {
   readonly depth?: (liteTopic: string) => number;
   /** Tenants named in metric labels; the rest are "other". */
   readonly topTenants?: number;
+  /** The deployment's decision of which tenants are named (lib/telemetry/aggregate/labels.ts) instead of this process's. */
+  readonly tenantLabel?: (tenant: string) => string;
   readonly absorbAfterMs?: number;
   readonly alertCooldownMs?: number;
   /** Window over which "bursting now" is measured. */
@@ -188,6 +190,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   const tenants = new TopNLabels({ clock, size: options.topTenants ?? 10 });
   const alerts = new Alerts({ clock, log, sinks, cooldownMs: options.alertCooldownMs });
 
+  const tenantLabel = (tenant: string) => (options.tenantLabel ? options.tenantLabel(tenant) : tenants.label(tenant));
   const topics = new Map<string, TopicInfo>();
   const inFlight = new Map<string, InFlight>();
   const pace = new Map<string, number>();
@@ -207,7 +210,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
 
   /** Labels of one event; each event also counts towards its tenant's place in the top N. */
   function labelsOf(e: { tier: string; tenant: string; model: string }): Labels {
-    return { tier: e.tier, tenant: tenants.touch(e.tenant), model: e.model };
+    return { tier: e.tier, tenant: options.tenantLabel ? options.tenantLabel(e.tenant) : tenants.touch(e.tenant), model: e.model };
   }
 
   function priorityTiers(policy: Policy): readonly string[] {
@@ -475,7 +478,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     const out: GaugeSample[] = [];
     const depth = new Map<string, { labels: Labels; value: number }>();
     for (const [name, t] of topics) {
-      const labels = { tier: t.tier, tenant: tenants.label(t.tenant), model: t.model };
+      const labels = { tier: t.tier, tenant: tenantLabel(t.tenant), model: t.model };
       const key = `${labels.tier}\u0000${labels.tenant}\u0000${labels.model}`;
       const d = depth.get(key) ?? { labels, value: 0 };
       d.value += depthOf(name, t);
@@ -620,7 +623,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     gauges,
     live,
     alerts,
-    tenantLabel: (tenant) => tenants.label(tenant),
+    tenantLabel,
   };
 }
 
