@@ -7,7 +7,7 @@
 export const AGGREGATE = {
   /** Flow bucket width and the history step. */
   bucketMs: 1_000,
-  flushMs: 1_000,
+  flushMs: 500,
   /** "Bursting now" is measured over this window. */
   windowMs: 10_000,
   /** A flow bucket outlives the window by a few flushes. */
