@@ -16,7 +16,6 @@
 import type { Clock } from '../clock/clock.js';
 import type { DispatchEvent } from '../dispatch/types.js';
 import type { Envelope } from '../envelope.js';
-import { gateFromShares } from '../limits/capacity-gate.js';
 import { resolveLimits } from '../policy/resolve.js';
 import type { Policy } from '../policy/schema.js';
 import { liteTopicName } from '../queue/lite-topic-name.js';
@@ -24,6 +23,7 @@ import type { DeadLetter } from '../queue/types.js';
 import { Alerts, type AlertRecord } from './alerts.js';
 import type { CounterName, GaugeSample, HistogramName, Labels, MetricSink } from './catalog.js';
 import { OTHER, TopNLabels } from './cardinality.js';
+import { gpuRows } from './gpu-view.js';
 import type { Logger } from './log.js';
 
 /** What the edge reports per admission decision (structurally functions/edge/deps.ts AdmissionEvent). */
@@ -458,19 +458,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   }
 
   function gpuView(policy: Policy) {
-    const inUse = slotsInUse();
-    const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
-    return Object.entries(policy.models).map(([model, m]) => {
-      const gate = gateFromShares(m.slots, shares);
-      const used = inUse.get(model) ?? new Map<string, number>();
-      const tiers = new Set([...Object.keys(gate.tiers), ...used.keys()]);
-      return {
-        model,
-        capacity: m.slots,
-        paceFactor: pace.get(model) ?? 1,
-        tiers: [...tiers].map((tier) => ({ tier, inUse: used.get(tier) ?? 0, reserved: gate.tiers[tier]?.reserved ?? 0 })),
-      };
-    });
+    return gpuRows(policy, slotsInUse(), pace);
   }
 
   function gauges(): GaugeSample[] {

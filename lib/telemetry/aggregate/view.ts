@@ -5,10 +5,10 @@
  * instance with when it last read its policy. Any instance serves the same view.
  */
 import type { Clock } from '../../clock/clock.js';
-import { gateFromShares } from '../../limits/capacity-gate.js';
 import type { Policy } from '../../policy/schema.js';
 import { OVERFLOW_FIELD, type AggregateOps } from '../../store/aggregate.js';
 import type { AlertRecord } from '../alerts.js';
+import { gpuRows } from '../gpu-view.js';
 import { bookingsOf, HISTORY_SERIES, type HistorySeries, type LiveState } from '../telemetry.js';
 import { DEPTH_KEY, flowKey, historyKey, INSTANCES_KEY, parts } from './keys.js';
 import { AGGREGATE, type InstanceRecord } from './layout.js';
@@ -174,18 +174,7 @@ export function createDeploymentView(options: DeploymentViewOptions) {
       for (const a of r.alerts ?? []) alerts.push({ ...a, fields: {}, alert: a.alert as AlertRecord['alert'] });
     }
     alerts.sort((a, b) => b.at - a.at);
-    const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
-    const gpu = Object.entries(policy.models).map(([model, m]) => {
-      const gate = gateFromShares(m.slots, shares);
-      const used = slots.get(model) ?? new Map<string, number>();
-      const tiers = new Set([...Object.keys(gate.tiers), ...used.keys()]);
-      return {
-        model,
-        capacity: m.slots,
-        paceFactor: pace.get(model) ?? 1,
-        tiers: [...tiers].map((tier) => ({ tier, inUse: used.get(tier) ?? 0, reserved: gate.tiers[tier]?.reserved ?? 0 })),
-      };
-    });
+    const gpu = gpuRows(policy, slots, pace);
 
     return {
       scope: 'deployment',
