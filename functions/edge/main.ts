@@ -6,9 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { createPolicyAdmin } from '../../lib/policy/admin.js';
-import { hashApiKey } from '../../lib/policy/resolve.js';
 import { createDashboardApp } from '../dashboard/app.js';
 import { createPrometheusTelemetry } from '../dashboard/runtime.js';
 import { startAggregate } from '../runtime/aggregate.js';
@@ -17,16 +15,8 @@ import { newRequestId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
+import { adminKeyHash } from './admin-key.js';
 import { createEdgeApp } from './app.js';
-
-/** The admin key from the environment or from Secrets Manager; it is only ever compared as a SHA-256 hash. */
-export async function adminKeyHash(config: Config): Promise<string | undefined> {
-  if (config.SLUICE_ADMIN_KEY) return hashApiKey(config.SLUICE_ADMIN_KEY);
-  if (!config.SLUICE_ADMIN_KEY_SECRET_ID) return undefined;
-  const key = await getSecret(config.SLUICE_ADMIN_KEY_SECRET_ID, { maxAge: 300 });
-  if (typeof key !== 'string' || key.length < 16) throw new Error(`secret ${config.SLUICE_ADMIN_KEY_SECRET_ID} must hold the admin key`);
-  return hashApiKey(key);
-}
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
