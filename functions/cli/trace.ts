@@ -18,12 +18,16 @@ interface Step {
 
 /** What a step says beyond its name, in a few words. */
 export function describeStep(s: Step): string {
+  type Window = { scope: string; unit: string; limit: number; remaining: number };
   const windows = Array.isArray(s.windows)
-    ? (s.windows as { scope: string; unit: string; limit: number; remaining: number }[]).map((w) => `${w.scope}/${w.unit} ${w.remaining}/${w.limit} left`).join(', ')
+    ? (s.windows as Window[]).map((w) => `${w.scope}/${w.unit} ${w.remaining}/${w.limit} left`).join(', ')
     : '';
   switch (s.step) {
     case 'admitted':
-      return `tenant ${s.tenant}, account ${s.account}, ${s.tier}, ${s.model} -> ${s.liteTopic ?? '?'}${windows ? `; windows: ${windows}` : ''}${s.warning ? `; ${s.warning}` : ''}`;
+      return (
+        `tenant ${s.tenant}, account ${s.account}, ${s.tier}, ${s.model} -> ${s.liteTopic ?? '?'}` +
+        `${windows ? `; windows: ${windows}` : ''}${s.warning ? `; ${s.warning}` : ''}`
+      );
     case 'refused':
       return `${s.reason}${windows ? `; windows: ${windows}` : ''}`;
     case 'suspended':

@@ -22,7 +22,14 @@ const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
 const parts = await createParts(config, systemClock, log, { role: 'edge' });
 let telemetry: ReturnType<typeof createPrometheusTelemetry> | undefined;
-const aggregate = startAggregate({ store: parts.store, clock: systemClock, log, role: 'edge', policyHolder: parts.policyHolder, telemetry: () => telemetry?.telemetry });
+const aggregate = startAggregate({
+  store: parts.store,
+  clock: systemClock,
+  log,
+  role: 'edge',
+  policyHolder: parts.policyHolder,
+  telemetry: () => telemetry?.telemetry,
+});
 telemetry = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy, tenantLabel: aggregate.labels.label });
 const keyHash = await adminKeyHash(config);
 const app = createEdgeApp({
@@ -41,7 +48,8 @@ const app = createEdgeApp({
   admin: keyHash ? { keyHash, policy: createPolicyAdmin(parts.policySource, parts.policyHolder), clock: systemClock, newId: newRequestId } : undefined,
 });
 if (keyHash) {
-  app.route('/', createDashboardApp({ telemetry: telemetry.telemetry, prometheus: telemetry.prometheus, adminKeyHash: keyHash, view: (rows) => aggregate.view.live(rows) }));
+  const { prometheus } = telemetry;
+  app.route('/', createDashboardApp({ telemetry: telemetry.telemetry, prometheus, adminKeyHash: keyHash, view: (rows) => aggregate.view.live(rows) }));
 }
 const server = serve({ fetch: app.fetch, hostname: config.SLUICE_EDGE_HOST, port: config.SLUICE_EDGE_PORT }, (info: AddressInfo) => {
   log.info({ ...parts.describe, admin: keyHash !== undefined }, 'edge serving');

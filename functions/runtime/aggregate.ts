@@ -51,7 +51,9 @@ export function startAggregate(options: {
         if (g.name === 'gpu_slots_in_use' && g.value > 0) (slots[String(g.labels.model)] ??= {})[String(g.labels.tier)] = g.value;
         if (g.name === 'pace_factor') pace[String(g.labels.model)] = g.value;
       }
-      const alerts = (telemetry?.alerts.active() ?? []).slice(0, 10).map((a) => ({ at: a.at, alert: a.alert, key: a.key, message: a.message, repeats: a.repeats }));
+      const alerts = (telemetry?.alerts.active() ?? [])
+        .slice(0, 10)
+        .map(({ at, alert, key, message, repeats }) => ({ at, alert, key, message, repeats }));
       const digest = createHash('sha256').update(JSON.stringify(policyHolder.current())).digest('hex').slice(0, 12);
       return { policyCheckedAt: policyHolder.checkedAt, policyDigest: digest, slots, pace, alerts };
     },

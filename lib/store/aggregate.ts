@@ -60,7 +60,14 @@ export interface MemberEntry {
 }
 
 /** Applies one putMember to a registry in place: drop the silent, set, then keep the `max` most recent. */
-export function putMemberRule(members: Map<string, MemberEntry>, id: string, value: string, now: number, ttlMs: number, max: number): void {
+export function putMemberRule(
+  members: Map<string, MemberEntry>,
+  id: string,
+  value: string,
+  now: number,
+  ttlMs: number,
+  max: number,
+): void {
   for (const [k, m] of members) if (m.seen <= now - ttlMs) members.delete(k);
   members.delete(id);
   members.set(id, { value, seen: now });

@@ -9,7 +9,11 @@ export interface GpuRow {
   readonly tiers: { tier: string; inUse: number; reserved: number }[];
 }
 
-export function gpuRows(policy: Policy, inUse: ReadonlyMap<string, ReadonlyMap<string, number>>, pace: ReadonlyMap<string, number>): GpuRow[] {
+export function gpuRows(
+  policy: Policy,
+  inUse: ReadonlyMap<string, ReadonlyMap<string, number>>,
+  pace: ReadonlyMap<string, number>,
+): GpuRow[] {
   const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
   return Object.entries(policy.models).map(([model, m]) => {
     const gate = gateFromShares(m.slots, shares);

@@ -14,7 +14,10 @@ export function traceRoutes(keyHash: string, store: Pick<AggregateOps, 'readLog'
   app.get('/requests/:id/trace', async (c) => {
     const id = c.req.param('id');
     const steps = await readTrace(store, id);
-    if (!steps) throw new ApiError(404, `No trace for request '${id.slice(0, 128)}' (traces are kept for minutes).`, 'invalid_request_error', 'not_found', 'id');
+    if (!steps) {
+      const message = `No trace for request '${id.slice(0, 128)}' (traces are kept for minutes).`;
+      throw new ApiError(404, message, 'invalid_request_error', 'not_found', 'id');
+    }
     return c.json({ object: 'request.trace', id, steps });
   });
   return app;

@@ -135,7 +135,8 @@ export function redisAggregateOps(client: EvalClient, now: () => number | undefi
       await safeEval(client, PUT_MEMBER, [index, memberSeenKey(index)], [at(), id, value, String(Math.ceil(ttlMs)), String(max)]);
     },
     async readMembers(index, ttlMs) {
-      const reply = replyArray(await safeEval(client, READ_MEMBERS, [index, memberSeenKey(index)], [at(), String(Math.ceil(ttlMs))]), READ_MEMBERS);
+      const keys = [index, memberSeenKey(index)];
+      const reply = replyArray(await safeEval(client, READ_MEMBERS, keys, [at(), String(Math.ceil(ttlMs))]), READ_MEMBERS);
       const out: Member[] = [];
       // The Upstash client may parse a JSON-looking value; give it back as text.
       for (let i = 0; i + 1 < reply.length; i += 2) out.push({ id: String(reply[i]), value: asText(reply[i + 1]) });

@@ -43,5 +43,11 @@ export interface InstanceRecord {
   /** GPU slots this instance's dispatches hold, per model and tier. */
   readonly slots?: Readonly<Record<string, Readonly<Record<string, number>>>>;
   readonly pace?: Readonly<Record<string, number>>;
-  readonly alerts?: readonly { readonly at: number; readonly alert: string; readonly key: string; readonly message: string; readonly repeats: number }[];
+  readonly alerts?: readonly {
+    readonly at: number;
+    readonly alert: string;
+    readonly key: string;
+    readonly message: string;
+    readonly repeats: number;
+  }[];
 }

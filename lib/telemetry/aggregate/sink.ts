@@ -56,9 +56,10 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
   function flow(stat: FlowStat, e: { tenant: string; account?: string; tier: string; model: string }): void {
     const now = clock.now();
     const key = flowKey(Math.floor(now / AGGREGATE.bucketMs) * AGGREGATE.bucketMs);
-    add(key, AGGREGATE.flowTtlMs, AGGREGATE.flowMaxFields, fields.tenant(e.tenant, stat), 1);
-    if (e.account !== undefined) add(key, AGGREGATE.flowTtlMs, AGGREGATE.flowMaxFields, fields.account(e.account, e.tenant, e.tier, stat), 1);
-    add(key, AGGREGATE.flowTtlMs, AGGREGATE.flowMaxFields, fields.model(e.tier, e.model, stat), 1);
+    const one = (field: string) => add(key, AGGREGATE.flowTtlMs, AGGREGATE.flowMaxFields, field, 1);
+    one(fields.tenant(e.tenant, stat));
+    if (e.account !== undefined) one(fields.account(e.account, e.tenant, e.tier, stat));
+    one(fields.model(e.tier, e.model, stat));
   }
 
   function history(tier: string, series: string): void {
@@ -88,7 +89,8 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
       history(e.tier, 'admitted');
       if (e.warning) flow('warned', e);
       if (e.liteTopic !== undefined) depth({ ...e, liteTopic: e.liteTopic }, 1);
-      trace(e.id, 'admitted', { tenant: e.tenant, account: e.account, tier: e.tier, model: e.model, liteTopic: e.liteTopic, windows, warning: e.warning });
+      const { tenant, account, tier, model, liteTopic, warning } = e;
+      trace(e.id, 'admitted', { tenant, account, tier, model, liteTopic, windows, warning });
     } else {
       flow('refused', e);
       history(e.tier, 'refused');

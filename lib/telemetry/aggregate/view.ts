@@ -127,7 +127,8 @@ export function createDeploymentView(options: DeploymentViewOptions) {
     const pausedOf = (map: Record<string, { paused?: boolean }>, id: string) => (Object.hasOwn(map, id) ? map[id]!.paused ?? false : false);
     const tenantRows = [...new Set([...tenants.keys(), ...queuedByTenant.keys()])].map((tenant) => {
       const s = tenants.get(tenant) ?? zero();
-      return { tenant, perSecond: round1((s.admitted + s.refused) / windowS), ...s, queued: queuedByTenant.get(tenant) ?? 0, paused: pausedOf(policy.tenants, tenant) };
+      const perSecond = round1((s.admitted + s.refused) / windowS);
+      return { tenant, perSecond, ...s, queued: queuedByTenant.get(tenant) ?? 0, paused: pausedOf(policy.tenants, tenant) };
     });
     tenantRows.sort((a, b) => b.perSecond - a.perSecond || b.queued - a.queued || a.tenant.localeCompare(b.tenant));
     const accountRows = [...accounts].map(([account, s]) => ({
@@ -145,8 +146,9 @@ export function createDeploymentView(options: DeploymentViewOptions) {
     const tierNames = new Set(Object.keys(policy.tiers));
     const series: Record<string, Record<HistorySeries, number[]>> = {};
     const totals: Record<string, number> = {};
-    const seriesOf = (tier: string) =>
-      (series[tier] ??= Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>);
+    const emptySeries = () =>
+      Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
+    const seriesOf = (tier: string) => (series[tier] ??= emptySeries());
     for (const t of tierNames) seriesOf(t);
     historyHashes.forEach((hash, m) => {
       for (const [field, n] of hash) {
