@@ -57,6 +57,7 @@ export interface CliOptions {
 export const SERVICE_BENCHES: Readonly<Record<string, { readonly module: string; readonly description: string }>> = {
   admission: { module: './admission.ts', description: 'admission over Redis TCP and Upstash REST vs @upstash/ratelimit, EVALSHA floor, cached denials' },
   queue: { module: './queue.ts', description: 'RocketMQ 5.5: Suspend vs sleep isolation, send->handler latency vs embedded, one LiteTopic drained by a FIFO vs a non-orderly group, many LiteTopics' },
+  'aggregate-memory': { module: './aggregate-memory.ts', description: 'store memory of the deployment-wide aggregate for 10,000 tenants bursting in turn, against its bound' },
   'results-wake': { module: './results-wake.ts', description: 'time from a stored result to the waiting edge waking, embedded vs TCP vs REST' },
 };
 

@@ -15,6 +15,7 @@ import { fileSource } from '../../lib/policy/sources/file.js';
 import { ssmSource } from '../../lib/policy/sources/ssm.js';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { systemClock } from '../runtime/system-clock.js';
+import { traceCommand } from './trace.js';
 import { decodeEnvelope, encodeEnvelope } from '../../lib/envelope.js';
 import { RocketMQLiteQueue } from '../../lib/queue/rocketmq/index.js';
 import { SqsDeadLetterQueue, type DeadLetterRecord } from '../../lib/queue/sqs/index.js';
@@ -30,6 +31,9 @@ export const USAGE = `usage: sluice [--file policy.yaml | --ssm-path /sluice/<st
   reserve cancel ID
   pause  (--tenant T | --account A)
   resume (--tenant T | --account A)
+
+  trace ID    [--url URL] [--admin-key KEY]  one request's timeline through an edge's admin API
+              ($SLUICE_URL, $SLUICE_ADMIN_KEY)
 
   dlq list    [--reason TEXT] [--max N]      requests that failed for good, with their reasons
   dlq redrive --rocketmq host:port [--reason TEXT]
@@ -98,6 +102,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         group: { type: 'string' },
         reason: { type: 'string' },
         max: { type: 'string' },
+        url: { type: 'string' },
+        'admin-key': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -113,6 +119,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
   try {
     if (positionals[0] === 'dlq') return await deadLetters(positionals[1], v, io);
+    if (positionals[0] === 'trace') return await traceCommand(positionals[1], v, io);
     const source = pickSource(v, io);
     const [command, sub, arg] = positionals;
     const edit = async (change: (raw: unknown) => unknown, done: string) => {

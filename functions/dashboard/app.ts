@@ -29,6 +29,8 @@ export interface DashboardOptions {
   readonly adminPath?: string;
   /** Rows per table. */
   readonly rows?: number;
+  /** The whole deployment's view (lib/telemetry/aggregate/view.ts); without it, this process's own. */
+  readonly view?: (rows: number) => Promise<unknown>;
 }
 
 export function createDashboardApp(options: DashboardOptions): Hono {
@@ -53,10 +55,11 @@ export function createDashboardApp(options: DashboardOptions): Hono {
     return c.html(html);
   });
   app.get('/dashboard/', (c) => c.redirect('/dashboard'));
-  app.get('/dashboard/api/state', (c) => {
+  app.get('/dashboard/api/state', async (c) => {
     if (!authorized(c)) return unauthorized(c);
     c.header('cache-control', 'no-store');
-    return c.json(options.telemetry.live(options.rows ?? 10));
+    const rows = options.rows ?? 10;
+    return c.json((options.view ? await options.view(rows) : options.telemetry.live(rows)) as object);
   });
   if (options.prometheus) {
     const prometheus = options.prometheus;

@@ -99,6 +99,7 @@ const PAGE = String.raw`<!doctype html>
   <section class="card w6"><h2>Recent warnings and alerts</h2><ul class="log" id="warnings"></ul></section>
   <section class="card w6"><h2>Burst bookings (active and upcoming)</h2><div id="bookings"></div></section>
   <section class="card w6"><h2>Paused</h2><div id="paused"></div></section>
+  <section class="card w6"><h2>Instances (policy last read)</h2><div id="instances"></div></section>
 </main>
 <div id="toast"></div>
 <script>
@@ -249,9 +250,19 @@ const PAGE = String.raw`<!doctype html>
     document.getElementById('paused').innerHTML = rows.length ? '<table><tbody>' + rows.join('') + '</tbody></table>' : '<div class="empty">nothing is paused</div>';
   }
 
+  function renderInstances(s) {
+    var rows = (s.instances || []).map(function (i) {
+      return '<tr data-instance="' + esc(i.instance) + '"><td class="name">' + esc(i.instance) + '</td><td>' + esc(i.role) + '</td><td>' +
+        (i.policyAgeMs === undefined ? 'n/a' : (i.policyAgeMs / 1000).toFixed(1) + ' s ago') + '</td><td>' + esc(i.policyDigest || '') + '</td></tr>';
+    });
+    document.getElementById('instances').innerHTML = rows.length
+      ? '<table><thead><tr><th>instance</th><th>role</th><th>policy read</th><th>policy</th></tr></thead><tbody>' + rows.join('') + '</tbody></table>'
+      : '<div class="empty">this view is one process only</div>';
+  }
+
   function render(s) {
     state = s;
-    renderTenants(s); renderAccounts(s); renderHistory(s); renderGpu(s); renderTopics(s); renderLog(s); renderBookings(s); renderPaused(s);
+    renderTenants(s); renderAccounts(s); renderHistory(s); renderGpu(s); renderTopics(s); renderLog(s); renderBookings(s); renderPaused(s); renderInstances(s);
   }
 
   var inFlight = false;

@@ -10,6 +10,7 @@ import { createDrain } from '../../lib/dispatch/drain.js';
 import type { DeadLetter } from '../../lib/queue/types.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
 import { createPrometheusTelemetry, startMetricsServer } from '../dashboard/runtime.js';
+import { startAggregate } from '../runtime/aggregate.js';
 import { readConfig } from '../runtime/config.js';
 import { newLeaseId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
@@ -24,7 +25,9 @@ log.info(parts.describe, 'parts');
 const drain = createDrain({ clock: systemClock, drainMs: config.SLUICE_DRAIN_MS });
 const rawUpstream = createUpstreamClient();
 const upstream = drain.upstream(rawUpstream);
-const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });
+// The deployment-wide view: this dispatcher's flow, slots and traces go to the shared aggregate.
+const aggregate = startAggregate({ store: parts.store, clock: systemClock, log, role: 'dispatcher', policyHolder: parts.policyHolder, telemetry: () => telemetry });
+const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy, tenantLabel: aggregate.labels.label });
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
 const dispatchDeps = {
   clock: systemClock,
@@ -35,7 +38,10 @@ const dispatchDeps = {
   log,
   newId: newLeaseId,
   deadLetters: parts.deadLetters,
-  onEvent: telemetry.onDispatch,
+  onEvent: (event: Parameters<typeof telemetry.onDispatch>[0]) => {
+    telemetry.onDispatch(event);
+    if (event.type !== 'congestion') aggregate.sink.onDispatch(event);
+  },
 };
 const handler = createDispatcher(dispatchDeps);
 settle = (d) => settleDeadLetter(dispatchDeps, d);
@@ -51,7 +57,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     const outcome = await drain.run(() => subscription.close());
     log.info(outcome, outcome.drained ? 'drained' : 'drain time over: messages in flight handed back');
     // What is left is bounded too: a part that hangs on close must not keep the task past its stop timeout.
-    const closing = Promise.all([rawUpstream.close(), metrics.close(), parts.close()]);
+    const closing = Promise.all([rawUpstream.close(), metrics.close(), aggregate.close().then(() => parts.close())]);
     const closed = await Promise.race([
       closing.then(
         () => true,

@@ -14,6 +14,7 @@ import { inferenceRoutes } from './routes/inference.js';
 import { modelRoutes } from './routes/models.js';
 import { requestRoutes } from './routes/requests.js';
 import { adminRoutes } from './routes/admin.js';
+import { traceRoutes } from './routes/traces.js';
 
 export function createEdgeApp(deps: EdgeDeps): Hono {
   const app = new Hono();
@@ -23,6 +24,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   app.route('/v1', inferenceRoutes(deps));
   app.route('/v1', modelRoutes(deps));
   app.route('/v1', requestRoutes(deps));
+  if (deps.admin) app.route('/admin/v1', traceRoutes(deps.admin.keyHash, deps.store));
   if (deps.admin) app.route('/admin/v1', adminRoutes(deps.admin));
 
   app.notFound((c) => errorResponse(c, new ApiError(404, `Unknown route ${c.req.method} ${c.req.path}.`, 'invalid_request_error', 'unknown_route')));

@@ -42,6 +42,10 @@ export interface AdmissionEvent {
   readonly degraded?: string;
   /** The request id, also the envelope id for admissions. */
   readonly id: string;
+  /** For admissions: the LiteTopic the request waits in. */
+  readonly liteTopic?: string;
+  /** The windows checked and what they had left (request traces show them). */
+  readonly windows?: readonly { readonly scope: string; readonly unit: string; readonly limit: number; readonly remaining: number }[];
 }
 
 export interface EdgeOptions {

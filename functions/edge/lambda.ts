@@ -10,6 +10,10 @@ import { newRequestId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
+import { createPolicyAdmin } from '../../lib/policy/admin.js';
+import { createDashboardApp } from '../dashboard/app.js';
+import { startAggregate } from '../runtime/aggregate.js';
+import { adminKeyHash } from './admin-key.js';
 import { createEdgeApp } from './app.js';
 
 const config = readConfig(process.env);
@@ -19,6 +23,9 @@ const parts = await createParts(config, systemClock, log, { role: 'edge', onSpil
 log.info(parts.describe, 'parts');
 const emf = createEmfTelemetry({ clock: systemClock, log, policy: parts.policy, gauges: false, serviceName: 'sluice-edge', stage: config.SLUICE_STAGE });
 const recordSpill = spillRecorder(emf.telemetry);
+// The deployment-wide view: this instance's admissions go to the shared aggregate (flushed while it runs).
+const aggregate = startAggregate({ store: parts.store, clock: systemClock, log, role: 'edge', policyHolder: parts.policyHolder, telemetry: () => emf.telemetry });
+const keyHash = await adminKeyHash(config);
 onSpill = (liteTopic, body) => {
   recordSpill(liteTopic, body);
   emf.flush();
@@ -37,11 +44,15 @@ export const app = createEdgeApp({
   onAdmission: (event) => {
     emf.telemetry.onAdmission(event);
     emf.flush();
+    aggregate.sink.onAdmission(event);
   },
   options: {
     bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES,
     maxBodyDepth: config.SLUICE_MAX_BODY_DEPTH,
     publicBaseUrl: config.SLUICE_PUBLIC_BASE_URL,
   },
+  admin: keyHash ? { keyHash, policy: createPolicyAdmin(parts.policySource, parts.policyHolder), clock: systemClock, newId: newRequestId } : undefined,
 });
+// With an admin key (SLUICE_ADMIN_KEY_SECRET_ID in AWS): the dashboard of the whole deployment, from the aggregate.
+if (keyHash) app.route('/', createDashboardApp({ telemetry: emf.telemetry, adminKeyHash: keyHash, view: (rows) => aggregate.view.live(rows) }));
 export const handler = streamHandle(app);

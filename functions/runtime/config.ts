@@ -55,6 +55,12 @@ const Config = z.object({
   /** Another SQS endpoint (ElasticMQ locally). */
   SLUICE_SQS_ENDPOINT: z.string().url().optional(),
   AWS_REGION: z.string().optional(),
+  /** The admin key for /admin/v1 and /dashboard on the edge, or a Secrets Manager secret holding it; unset = no admin API. */
+  SLUICE_ADMIN_KEY: z.string().min(16).optional(),
+  SLUICE_ADMIN_KEY_SECRET_ID: z.string().optional(),
+  /** Where the Node edge (functions/edge/main.ts) listens; 0 picks a free port. */
+  SLUICE_EDGE_HOST: z.string().default('127.0.0.1'),
+  SLUICE_EDGE_PORT: z.coerce.number().int().nonnegative().default(8787),
 });
 export type Config = z.infer<typeof Config>;
 

@@ -24,6 +24,8 @@ export interface PolicyHolder {
   /** Reads the source now; resolves true when a new policy was applied. */
   refresh(): Promise<boolean>;
   readonly rejections: number;
+  /** When the source was last read (the dashboard shows each instance's). */
+  readonly checkedAt: number;
   close(): void;
 }
 
@@ -31,6 +33,7 @@ export interface PolicyHolder {
 export async function createPolicyHolder(options: PolicyHolderOptions): Promise<PolicyHolder> {
   const { source, clock, log } = options;
   let policy = parsePolicy(await source.load());
+  let checkedAt = clock.now();
   let serialized = JSON.stringify(policy);
   let rejections = 0;
   let closed = false;
@@ -39,7 +42,9 @@ export async function createPolicyHolder(options: PolicyHolderOptions): Promise<
   async function reload(): Promise<boolean> {
     let next: Policy;
     try {
-      next = parsePolicy(await source.load());
+      const raw = await source.load();
+      checkedAt = clock.now();
+      next = parsePolicy(raw);
     } catch (error) {
       rejections++;
       const reason = error instanceof Error ? error.message : String(error);
@@ -70,6 +75,9 @@ export async function createPolicyHolder(options: PolicyHolderOptions): Promise<
     refresh,
     get rejections() {
       return rejections;
+    },
+    get checkedAt() {
+      return checkedAt;
     },
     close() {
       closed = true;

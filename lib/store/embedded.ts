@@ -6,6 +6,7 @@ import type { Clock } from '../clock/clock.js';
 import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../limits/fixed-window.js';
 import { pace } from '../limits/gcra.js';
 import { DEFAULT_RECLAIM_MS, takeSlot, type ReclaimMarks } from '../limits/capacity-gate.js';
+import { createEmbeddedAggregate } from './embedded-aggregate.js';
 import type {
   AdmitDecision,
   AdmitInput,
@@ -145,6 +146,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       gates.get(key)?.delete(leaseId);
     },
 
+    ...createEmbeddedAggregate(clock),
     async close(): Promise<void> {},
   };
 }

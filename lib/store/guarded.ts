@@ -16,6 +16,7 @@
  */
 import { withTimeout as withClockTimeout, type Clock } from '../clock/clock.js';
 import { alignedWindowStart } from '../limits/fixed-window.js';
+import type { AggregateOps } from './aggregate.js';
 import { createEmbeddedStore } from './embedded.js';
 import type {
   AdmitDecision,
@@ -289,10 +290,34 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
       await attempt('releaseSlot', () => primary.releaseSlot(key, leaseId));
     },
 
+    // The shared view while the store answers; this instance's own view (the fallback's) while it does not.
+    ...guardedAggregate(primary, fallback, attempt),
+
     async close(): Promise<void> {
       await Promise.allSettled([primary.close(), fallback.close()]);
     },
 
     stats: () => ({ healthy, ...counts }),
+  };
+}
+
+type Attempt = <T>(name: string, op: () => Promise<T>) => Promise<{ value: T } | undefined>;
+
+/** Aggregate calls never fail the caller: what the shared store cannot take goes to the fallback. */
+function guardedAggregate(primary: AggregateOps, fallback: AggregateOps, attempt: Attempt): AggregateOps {
+  const either = <A extends unknown[], T>(name: keyof AggregateOps, run: (s: AggregateOps, ...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T> => {
+      const result = await attempt(name, () => run(primary, ...args));
+      return result ? result.value : run(fallback, ...args);
+    };
+  return {
+    addCounts: either('addCounts', (s, adds: Parameters<AggregateOps['addCounts']>[0]) => s.addCounts(adds)),
+    readCounts: either('readCounts', (s, keys: readonly string[]) => s.readCounts(keys)),
+    putMember: either('putMember', (s, index: string, id: string, value: string, ttlMs: number, max: number) =>
+      s.putMember(index, id, value, ttlMs, max)),
+    readMembers: either('readMembers', (s, index: string, ttlMs: number) => s.readMembers(index, ttlMs)),
+    appendLog: either('appendLog', (s, key: string, entries: readonly string[], maxLen: number, ttlMs: number) =>
+      s.appendLog(key, entries, maxLen, ttlMs)),
+    readLog: either('readLog', (s, key: string) => s.readLog(key)),
   };
 }

@@ -6,6 +6,8 @@
  * call per operation, with time taken from Redis TIME.
  */
 
+import type { AggregateOps } from './aggregate.js';
+
 export type Unit = 'requests' | 'tokens';
 
 /** One fixed window to check and charge. Keys come from lib/store/keys.ts only. */
@@ -101,7 +103,8 @@ export type SlotDecision =
   | { readonly granted: true; readonly inUse: Readonly<Record<string, number>> }
   | { readonly granted: false; readonly inUse: Readonly<Record<string, number>>; readonly retryAfterMs: number };
 
-export interface RateStore {
+/** The aggregate operations (lib/store/aggregate.ts) back the deployment-wide dashboard and traces. */
+export interface RateStore extends AggregateOps {
   /** Checks every window and the reservoir, then charges all of them, or none. */
   admit(input: AdmitInput): Promise<AdmitDecision>;
   /** Corrects token charges once the real usage is known; a window that has rolled over is left alone. */

@@ -16,7 +16,6 @@
 import type { Clock } from '../clock/clock.js';
 import type { DispatchEvent } from '../dispatch/types.js';
 import type { Envelope } from '../envelope.js';
-import { gateFromShares } from '../limits/capacity-gate.js';
 import { resolveLimits } from '../policy/resolve.js';
 import type { Policy } from '../policy/schema.js';
 import { liteTopicName } from '../queue/lite-topic-name.js';
@@ -24,6 +23,7 @@ import type { DeadLetter } from '../queue/types.js';
 import { Alerts, type AlertRecord } from './alerts.js';
 import type { CounterName, GaugeSample, HistogramName, Labels, MetricSink } from './catalog.js';
 import { OTHER, TopNLabels } from './cardinality.js';
+import { gpuRows } from './gpu-view.js';
 import type { Logger } from './log.js';
 
 /** What the edge reports per admission decision (structurally functions/edge/deps.ts AdmissionEvent). */
@@ -49,6 +49,8 @@ export interface TelemetryOptions {
   readonly depth?: (liteTopic: string) => number;
   /** Tenants named in metric labels; the rest are "other". */
   readonly topTenants?: number;
+  /** The deployment's decision of which tenants are named (lib/telemetry/aggregate/labels.ts) instead of this process's. */
+  readonly tenantLabel?: (tenant: string) => string;
   readonly absorbAfterMs?: number;
   readonly alertCooldownMs?: number;
   /** Window over which "bursting now" is measured. */
@@ -188,6 +190,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   const tenants = new TopNLabels({ clock, size: options.topTenants ?? 10 });
   const alerts = new Alerts({ clock, log, sinks, cooldownMs: options.alertCooldownMs });
 
+  const tenantLabel = (tenant: string) => (options.tenantLabel ? options.tenantLabel(tenant) : tenants.label(tenant));
   const topics = new Map<string, TopicInfo>();
   const inFlight = new Map<string, InFlight>();
   const pace = new Map<string, number>();
@@ -207,7 +210,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
 
   /** Labels of one event; each event also counts towards its tenant's place in the top N. */
   function labelsOf(e: { tier: string; tenant: string; model: string }): Labels {
-    return { tier: e.tier, tenant: tenants.touch(e.tenant), model: e.model };
+    return { tier: e.tier, tenant: options.tenantLabel ? options.tenantLabel(e.tenant) : tenants.touch(e.tenant), model: e.model };
   }
 
   function priorityTiers(policy: Policy): readonly string[] {
@@ -455,19 +458,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   }
 
   function gpuView(policy: Policy) {
-    const inUse = slotsInUse();
-    const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
-    return Object.entries(policy.models).map(([model, m]) => {
-      const gate = gateFromShares(m.slots, shares);
-      const used = inUse.get(model) ?? new Map<string, number>();
-      const tiers = new Set([...Object.keys(gate.tiers), ...used.keys()]);
-      return {
-        model,
-        capacity: m.slots,
-        paceFactor: pace.get(model) ?? 1,
-        tiers: [...tiers].map((tier) => ({ tier, inUse: used.get(tier) ?? 0, reserved: gate.tiers[tier]?.reserved ?? 0 })),
-      };
-    });
+    return gpuRows(policy, slotsInUse(), pace);
   }
 
   function gauges(): GaugeSample[] {
@@ -475,7 +466,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     const out: GaugeSample[] = [];
     const depth = new Map<string, { labels: Labels; value: number }>();
     for (const [name, t] of topics) {
-      const labels = { tier: t.tier, tenant: tenants.label(t.tenant), model: t.model };
+      const labels = { tier: t.tier, tenant: tenantLabel(t.tenant), model: t.model };
       const key = `${labels.tier}\u0000${labels.tenant}\u0000${labels.model}`;
       const d = depth.get(key) ?? { labels, value: 0 };
       d.value += depthOf(name, t);
@@ -620,12 +611,12 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     gauges,
     live,
     alerts,
-    tenantLabel: (tenant) => tenants.label(tenant),
+    tenantLabel,
   };
 }
 
 /** Reservations of the policy (absent from older policy documents) that have not ended. */
-function bookingsOf(policy: Policy, now: number): Booking[] {
+export function bookingsOf(policy: Policy, now: number): Booking[] {
   const list = (policy as { reservations?: readonly Omit<Booking, 'active'>[] }).reservations ?? [];
   return list
     .filter((r) => r.endsAt > now)

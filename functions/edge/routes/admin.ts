@@ -32,7 +32,7 @@ const Target = z.discriminatedUnion('level', [
 ]);
 const SetLimits = z.object({ target: Target, limits: Limits });
 
-function adminAuth(keyHash: string) {
+export function adminAuth(keyHash: string) {
   const expected = Buffer.from(keyHash, 'hex');
   return createMiddleware(async (c, next) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');

@@ -52,7 +52,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
 
     const who = { account: account.id, tenant: account.account.tenant, tier: account.account.tier, model: body.model, id: c.get('requestId') };
     if (admission.outcome === 'reject') {
-      deps.onAdmission?.({ ...who, outcome: 'rejected', reason: admission.reason });
+      deps.onAdmission?.({ ...who, outcome: 'rejected', reason: admission.reason, windows: admission.windows });
       if (admission.reason === 'request-too-large') {
         throw new ApiError(400, admission.message, 'invalid_request_error', 'request_too_large_for_limit');
       }
@@ -69,7 +69,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       : /\brespond-async\b/i.test(c.req.header('prefer') ?? '') || tier.replyMode === 'async'
         ? 'async'
         : 'sync';
-    deps.onAdmission?.({ ...who, outcome: 'admitted', mode, warning: admission.warning, degraded: admission.degraded });
+    deps.onAdmission?.({ ...who, outcome: 'admitted', mode, warning: admission.warning, degraded: admission.degraded, liteTopic: admission.liteTopic, windows: admission.windows });
     const now = deps.clock.now();
     const envelope: Envelope = {
       id: c.get('requestId'),

@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../../clock/clock.js';
 import type { RateStore } from '../types.js';
+import { redisAggregateOps } from './aggregate.js';
 import { admitScript, leaveReservoirScript, reconcileScript } from './admit.js';
 import { paceScript } from './pace.js';
 import type { EvalClient } from './safe-eval.js';
@@ -29,6 +30,7 @@ export function createRedisStore(client: EvalClient, options: RedisStoreOptions 
     paceReserving: (input) => paceScript(client, input, now()),
     acquireSlot: (request) => acquireSlotScript(client, request, now()),
     releaseSlot: (key, leaseId) => releaseSlotScript(client, key, leaseId),
+    ...redisAggregateOps(client, now),
     close: async () => {
       await options.onClose?.();
     },

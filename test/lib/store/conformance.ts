@@ -22,6 +22,7 @@ import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import { DEFAULT_RECLAIM_MS } from '../../../lib/limits/capacity-gate.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
 import { paceKey, reservoirKey, slotGateKey, windowKey } from '../../../lib/store/keys.js';
+import { runAggregateConformance } from './aggregate-conformance.js';
 import type { RateStore, Reconciliation, SlotRequest, Unit, WindowLimit } from '../../../lib/store/types.js';
 
 /** Builds a store on the given clock; for the Redis stores, `undefined` means Redis TIME. */
@@ -72,6 +73,8 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
     afterAll(async () => {
       await Promise.all(opened.map((s) => s.close()));
     });
+
+    runAggregateConformance(open);
 
     describe('virtual clock', () => {
       it('admits until a window is full, charging every window together', async () => {

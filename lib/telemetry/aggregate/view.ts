@@ -1,0 +1,211 @@
+/**
+ * The dashboard's view of the whole deployment, read from the aggregate: who is
+ * bursting (summed over every edge), LiteTopic depth, per-tier history, GPU
+ * slots (summed over every dispatcher), alerts of every instance, and each
+ * instance with when it last read its policy. Any instance serves the same view.
+ */
+import type { Clock } from '../../clock/clock.js';
+import type { Policy } from '../../policy/schema.js';
+import { OVERFLOW_FIELD, type AggregateOps } from '../../store/aggregate.js';
+import type { AlertRecord } from '../alerts.js';
+import { gpuRows } from '../gpu-view.js';
+import { bookingsOf, HISTORY_SERIES, type HistorySeries, type LiveState } from '../telemetry.js';
+import { DEPTH_KEY, flowKey, historyKey, INSTANCES_KEY, parts } from './keys.js';
+import { AGGREGATE, type InstanceRecord } from './layout.js';
+
+export interface InstanceRow {
+  readonly instance: string;
+  readonly role: string;
+  readonly lastSeenMs: number;
+  readonly policyCheckedAt?: number;
+  readonly policyAgeMs?: number;
+  readonly policyDigest?: string;
+}
+
+export interface DeploymentState extends LiveState {
+  readonly scope: 'deployment';
+  readonly instances: readonly InstanceRow[];
+}
+
+export interface DeploymentViewOptions {
+  readonly store: AggregateOps;
+  readonly clock: Clock;
+  readonly policy: () => Policy;
+}
+
+interface Offered {
+  admitted: number;
+  refused: number;
+  warned: number;
+}
+
+const zero = (): Offered => ({ admitted: 0, refused: 0, warned: 0 });
+const isStat = (s: string | undefined): s is keyof Offered => s === 'admitted' || s === 'refused' || s === 'warned';
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+/** Tenants by offered load over the window, busiest first, read from the flow buckets. */
+export async function tenantLoad(store: AggregateOps, now: number): Promise<Map<string, Offered>> {
+  const flows = await store.readCounts(flowBuckets(now));
+  const tenants = new Map<string, Offered>();
+  for (const hash of flows) {
+    for (const [field, n] of hash) {
+      const p = parts(field);
+      if (p[0] !== 't' || !isStat(p[2])) continue;
+      const row = tenants.get(p[1]!) ?? zero();
+      row[p[2]] += n;
+      tenants.set(p[1]!, row);
+    }
+  }
+  return tenants;
+}
+
+function flowBuckets(now: number): string[] {
+  const last = Math.floor(now / AGGREGATE.bucketMs) * AGGREGATE.bucketMs;
+  const n = Math.round(AGGREGATE.windowMs / AGGREGATE.bucketMs);
+  return Array.from({ length: n }, (_, i) => flowKey(last - i * AGGREGATE.bucketMs));
+}
+
+function parseInstance(value: string): InstanceRecord | undefined {
+  try {
+    const r = JSON.parse(value) as InstanceRecord;
+    return r && typeof r === 'object' && typeof r.instance === 'string' && typeof r.at === 'number' ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createDeploymentView(options: DeploymentViewOptions) {
+  const { store, clock } = options;
+
+  async function live(limit = 10): Promise<DeploymentState> {
+    const now = clock.now();
+    const policy = options.policy();
+    const end = Math.floor(now / AGGREGATE.bucketMs) * AGGREGATE.bucketMs;
+    const steps = Math.round(AGGREGATE.historyMs / AGGREGATE.bucketMs);
+    const start = end - (steps - 1) * AGGREGATE.bucketMs;
+    const minutes: number[] = [];
+    for (let m = Math.floor(start / 60_000) * 60_000; m <= end; m += 60_000) minutes.push(m);
+    const flowKeys = flowBuckets(now);
+    const [hashes, members] = await Promise.all([
+      store.readCounts([...flowKeys, DEPTH_KEY, ...minutes.map(historyKey)]),
+      store.readMembers(INSTANCES_KEY, AGGREGATE.instanceTtlMs),
+    ]);
+    const flows = hashes.slice(0, flowKeys.length);
+    const depthHash = hashes[flowKeys.length]!;
+    const historyHashes = hashes.slice(flowKeys.length + 1);
+
+    const tenants = new Map<string, Offered>();
+    const accounts = new Map<string, Offered & { tenant: string; tier: string }>();
+    for (const hash of flows) {
+      for (const [field, n] of hash) {
+        if (field === OVERFLOW_FIELD) continue;
+        const p = parts(field);
+        if (p[0] === 't' && isStat(p[2])) {
+          const row = tenants.get(p[1]!) ?? zero();
+          row[p[2]] += n;
+          tenants.set(p[1]!, row);
+        } else if (p[0] === 'a' && isStat(p[4])) {
+          const row = accounts.get(p[1]!) ?? { ...zero(), tenant: p[2]!, tier: p[3]! };
+          row[p[4]] += n;
+          accounts.set(p[1]!, row);
+        }
+      }
+    }
+
+    const queuedByTenant = new Map<string, number>();
+    const liteTopics: LiveState['liteTopics'][number][] = [];
+    for (const [field, depth] of depthHash) {
+      if (field === OVERFLOW_FIELD || depth <= 0) continue;
+      const [liteTopic, tier, tenant, model] = parts(field) as [string, string, string, string];
+      queuedByTenant.set(tenant, (queuedByTenant.get(tenant) ?? 0) + depth);
+      const tierPolicy = Object.hasOwn(policy.tiers, tier) ? policy.tiers[tier] : undefined;
+      liteTopics.push({ liteTopic, tier, tenant, model, depth, maxQueueWaitMs: tierPolicy?.maxQueueWaitMs });
+    }
+    liteTopics.sort((a, b) => b.depth - a.depth || a.liteTopic.localeCompare(b.liteTopic));
+
+    const windowS = AGGREGATE.windowMs / 1000;
+    const pausedOf = (map: Record<string, { paused?: boolean }>, id: string) => (Object.hasOwn(map, id) ? map[id]!.paused ?? false : false);
+    const tenantRows = [...new Set([...tenants.keys(), ...queuedByTenant.keys()])].map((tenant) => {
+      const s = tenants.get(tenant) ?? zero();
+      const perSecond = round1((s.admitted + s.refused) / windowS);
+      return { tenant, perSecond, ...s, queued: queuedByTenant.get(tenant) ?? 0, paused: pausedOf(policy.tenants, tenant) };
+    });
+    tenantRows.sort((a, b) => b.perSecond - a.perSecond || b.queued - a.queued || a.tenant.localeCompare(b.tenant));
+    const accountRows = [...accounts].map(([account, s]) => ({
+      account,
+      tenant: s.tenant,
+      tier: s.tier,
+      perSecond: round1((s.admitted + s.refused) / windowS),
+      admitted: s.admitted,
+      refused: s.refused,
+      warned: s.warned,
+      paused: pausedOf(policy.accounts, account),
+    }));
+    accountRows.sort((a, b) => b.perSecond - a.perSecond || a.account.localeCompare(b.account));
+
+    const tierNames = new Set(Object.keys(policy.tiers));
+    const series: Record<string, Record<HistorySeries, number[]>> = {};
+    const totals: Record<string, number> = {};
+    const emptySeries = () =>
+      Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
+    const seriesOf = (tier: string) => (series[tier] ??= emptySeries());
+    for (const t of tierNames) seriesOf(t);
+    historyHashes.forEach((hash, m) => {
+      for (const [field, n] of hash) {
+        const [tier, name, second] = parts(field);
+        if (tier === undefined || name === undefined || field === OVERFLOW_FIELD) continue;
+        const at = minutes[m]! + Number(second) * AGGREGATE.bucketMs;
+        const i = Math.round((at - start) / AGGREGATE.bucketMs);
+        if (!Number.isInteger(i) || i < 0 || i >= steps) continue;
+        totals[name] = (totals[name] ?? 0) + n;
+        if ((HISTORY_SERIES as readonly string[]).includes(name)) seriesOf(tier)[name as HistorySeries][i] = n;
+      }
+    });
+
+    const records = members.map((m) => parseInstance(m.value)).filter((r): r is InstanceRecord => r !== undefined);
+    const slots = new Map<string, Map<string, number>>();
+    const pace = new Map<string, number>();
+    const alerts: AlertRecord[] = [];
+    for (const r of records) {
+      for (const [model, tiers] of Object.entries(r.slots ?? {})) {
+        const m = slots.get(model) ?? new Map<string, number>();
+        for (const [tier, n] of Object.entries(tiers)) m.set(tier, (m.get(tier) ?? 0) + n);
+        slots.set(model, m);
+      }
+      for (const [model, f] of Object.entries(r.pace ?? {})) pace.set(model, Math.min(pace.get(model) ?? 1, f));
+      for (const a of r.alerts ?? []) alerts.push({ ...a, fields: {}, alert: a.alert as AlertRecord['alert'] });
+    }
+    alerts.sort((a, b) => b.at - a.at);
+    const gpu = gpuRows(policy, slots, pace);
+
+    return {
+      scope: 'deployment',
+      now,
+      burstWindowMs: AGGREGATE.windowMs,
+      tenants: tenantRows.slice(0, limit),
+      accounts: accountRows.slice(0, limit),
+      liteTopics: liteTopics.slice(0, 2 * limit),
+      history: { start, stepMs: AGGREGATE.bucketMs, tiers: series },
+      gpu,
+      totals,
+      paused: {
+        tenants: Object.entries(policy.tenants).filter(([, t]) => t.paused).map(([n]) => n),
+        accounts: Object.entries(policy.accounts).filter(([, a]) => a.paused).map(([n]) => n),
+      },
+      bookings: bookingsOf(policy, now),
+      warnings: [],
+      alerts: alerts.slice(0, 20),
+      activeAlerts: alerts.filter((a) => now - a.at < 5 * 60_000).slice(0, 20),
+      instances: records.map((r) => ({
+        instance: r.instance,
+        role: r.role,
+        lastSeenMs: Math.max(0, now - r.at),
+        policyCheckedAt: r.policyCheckedAt,
+        policyAgeMs: r.policyCheckedAt === undefined ? undefined : Math.max(0, now - r.policyCheckedAt),
+        policyDigest: r.policyDigest,
+      })),
+    };
+  }
+
+  return { live };
+}

@@ -1,0 +1,96 @@
+/**
+ * The aggregate operations' cases (lib/store/aggregate.ts), run by the RateStore
+ * conformance suite on every store: the same inputs, the same contents.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../../lib/clock/clock.js';
+import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
+import { OVERFLOW_FIELD } from '../../../lib/store/aggregate.js';
+import type { RateStore } from '../../../lib/store/types.js';
+
+const uid = () => randomUUID().slice(0, 8);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const key = (what: string) => `sluice:{agg}:test:${what}:${uid()}`;
+
+export function runAggregateConformance(open: (clock: Clock | undefined) => Promise<RateStore>): void {
+  describe('aggregate operations', () => {
+    it('adds counters, folds fields past the cap into the overflow, and drops fields at zero', async () => {
+      const store = await open(new VirtualClock(0));
+      const k = key('counts');
+      await store.addCounts([{ key: k, ttlMs: 60_000, maxFields: 3, counts: [['a', 2], ['b', 1]] }]);
+      await store.addCounts([{ key: k, ttlMs: 60_000, maxFields: 3, counts: [['c', 5], ['a', 1], ['d', 1]] }]);
+      const [hash] = await store.readCounts([k]);
+      expect(Object.fromEntries(hash!)).toEqual({ a: 3, b: 1, [OVERFLOW_FIELD]: 6 });
+      await store.addCounts([{ key: k, ttlMs: 60_000, maxFields: 3, counts: [['b', -1], ['a', -5]] }]);
+      const [after, missing] = await store.readCounts([k, key('none')]);
+      expect(Object.fromEntries(after!)).toEqual({ [OVERFLOW_FIELD]: 6 });
+      expect(missing!.size).toBe(0);
+      // A freed place is taken by the next new field; the overflow holds one of the places.
+      await store.addCounts([{ key: k, ttlMs: 60_000, maxFields: 3, counts: [['e', 1], ['f', 1], ['g', 1]] }]);
+      expect(Object.fromEntries((await store.readCounts([k]))[0]!)).toEqual({ e: 1, [OVERFLOW_FIELD]: 8 });
+    });
+
+    it('adds to several hashes in one call, each with its own cap, and ignores zero deltas', async () => {
+      const store = await open(new VirtualClock(0));
+      const [k1, k2] = [key('one'), key('two')];
+      await store.addCounts([
+        { key: k1, ttlMs: 60_000, maxFields: 10, counts: [['x|y', 1], ['zero', 0]] },
+        { key: k2, ttlMs: 60_000, maxFields: 1, counts: [['p', 2], ['q', 3]] },
+        { key: key('empty'), ttlMs: 60_000, maxFields: 1, counts: [] },
+      ]);
+      const [h1, h2] = await store.readCounts([k1, k2]);
+      expect(Object.fromEntries(h1!)).toEqual({ 'x|y': 1 });
+      expect(Object.fromEntries(h2!)).toEqual({ [OVERFLOW_FIELD]: 5 });
+      await store.addCounts([]);
+      expect(await store.readCounts([])).toEqual([]);
+    });
+
+    it('keeps the members heard from recently, most recent first, at most max', async () => {
+      const clock = new VirtualClock(10_000);
+      const store = await open(clock);
+      const index = key('members');
+      await store.putMember(index, 'edge-1', '{"role":"edge"}', 5_000, 2);
+      await clock.advance(1_000);
+      await store.putMember(index, 'disp-1', 'd', 5_000, 2);
+      expect(await store.readMembers(index, 5_000)).toEqual([
+        { id: 'disp-1', value: 'd' },
+        { id: 'edge-1', value: '{"role":"edge"}' },
+      ]);
+      await clock.advance(1_000);
+      await store.putMember(index, 'edge-2', 'e2', 5_000, 2);
+      // The least recent went to make room.
+      expect((await store.readMembers(index, 5_000)).map((m) => m.id)).toEqual(['edge-2', 'disp-1']);
+      await clock.advance(1_000);
+      await store.putMember(index, 'disp-1', 'd2', 5_000, 2);
+      expect(await store.readMembers(index, 5_000)).toEqual([
+        { id: 'disp-1', value: 'd2' },
+        { id: 'edge-2', value: 'e2' },
+      ]);
+      // Silent for the TTL: gone from reads.
+      await clock.advance(4_500);
+      expect((await store.readMembers(index, 5_000)).map((m) => m.id)).toEqual(['disp-1']);
+    });
+
+    it('keeps the last entries of a log', async () => {
+      const store = await open(new VirtualClock(0));
+      const k = key('log');
+      await store.appendLog(k, ['a', 'b'], 3, 60_000);
+      await store.appendLog(k, ['c', 'd'], 3, 60_000);
+      await store.appendLog(k, [], 3, 60_000);
+      expect(await store.readLog(k)).toEqual(['b', 'c', 'd']);
+      expect(await store.readLog(key('none'))).toEqual([]);
+    });
+
+    it('forgets counters and logs once their TTL has passed (real time)', async () => {
+      const store = await open(undefined);
+      const [c, l] = [key('ttl-counts'), key('ttl-log')];
+      await store.addCounts([{ key: c, ttlMs: 60, maxFields: 4, counts: [['a', 1]] }]);
+      await store.appendLog(l, ['x'], 4, 60);
+      expect((await store.readCounts([c]))[0]!.get('a')).toBe(1);
+      await sleep(120);
+      expect((await store.readCounts([c]))[0]!.size).toBe(0);
+      expect(await store.readLog(l)).toEqual([]);
+    });
+  });
+}
