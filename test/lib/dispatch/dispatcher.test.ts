@@ -7,7 +7,7 @@ import { encodeEnvelope, type Envelope } from '../../../lib/envelope.js';
 import { parsePolicy } from '../../../lib/policy/schema.js';
 import { createEmbeddedResults } from '../../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
-import { reservoirKey } from '../../../lib/store/keys.js';
+import { reservoirKey, reservoirPlace } from '../../../lib/store/keys.js';
 import { silentLogger } from '../../../lib/telemetry/log.js';
 import { createInProcessUpstream } from '../../../lib/upstream/in-process.js';
 import { basePolicy } from '../policy/fixtures.js';
@@ -55,7 +55,7 @@ function envelope(clock: VirtualClock, over: Partial<Envelope> = {}): Envelope {
     deadline: clock.now() + 10_000,
     tokenEstimate: 100,
     charged: [],
-    reservoirKey: reservoirKey('acme', 'realtime-acme-m'),
+    reservoirKey: reservoirPlace(reservoirKey('acme', 'realtime-acme-m'), 'r1'),
     paceFactor: 1,
     ...over,
   };
@@ -139,11 +139,12 @@ describe('dispatcher', () => {
   it('settles a message the engine dead-lettered: the client is answered and the reservoir place given back', async () => {
     const w = world();
     const e = envelope(w.clock);
-    await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } });
-    expect((await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } })).allowed).toBe(false);
+    const key = reservoirKey('acme', 'realtime-acme-m');
+    await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r1', holdMs: 60_000 } });
+    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(false);
     await settleDeadLetter(w.deps, { message: message(e, 5), reason: 'handler did not return within 60000 ms' });
     expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 500 });
-    expect((await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } })).allowed).toBe(true);
+    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(true);
     expect(w.dead[0]).toMatch(/did not return/);
   });
 });
