@@ -24,6 +24,7 @@ const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: co
 const dispatchDeps = {
   clock: systemClock,
   store: parts.store,
+  attempts: parts.attempts,
   results: parts.results,
   upstream,
   policy: parts.policy,

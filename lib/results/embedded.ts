@@ -71,9 +71,11 @@ export function createEmbeddedResults(options: EmbeddedResultsOptions): ResultCh
     async complete(result) {
       if (++writes % 1024 === 0) sweep();
       const e = entry(result.id);
+      if (e.result) return false;
       e.result = result;
       e.expiresAt = clock.now() + ttlMs;
       notify(e);
+      return true;
     },
 
     async appendChunk(id, data) {

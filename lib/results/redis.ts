@@ -10,13 +10,38 @@ import type { Redis as IoRedis } from 'ioredis';
 import type { Redis as UpstashRedis } from '@upstash/redis';
 import type { Clock } from '../clock/clock.js';
 import { resultKey } from '../store/keys.js';
+import { defineScript, safeEval, type EvalClient } from '../store/redis/safe-eval.js';
+import { ioredisEvalClient } from '../store/redis/tcp.js';
+import { upstashEvalClient } from '../store/redis/upstash.js';
+
+/**
+ * KEYS: result key. ARGV: result JSON, ttl s, channel. Reply: 1 stored, 0 a final
+ * result was there already. Only a pending record ({"status":"queued"}) may be replaced.
+ */
+const SET_FINAL = defineScript(
+  'set-final-result',
+  `local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, old = pcall(cjson.decode, cur)
+  if not ok or type(old) ~= 'table' or old['status'] ~= 'queued' then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
+redis.call('PUBLISH', ARGV[3], '1')
+return 1
+`,
+);
+
+async function setFinal(client: EvalClient, key: string, value: string, ttlSec: number, channel: string): Promise<boolean> {
+  return Number(await safeEval(client, SET_FINAL, [key], [value, String(ttlSec), channel])) === 1;
+}
 import type { PendingRecord, ResultChannel, StoredResult } from './types.js';
 
 /** The few Redis operations the channel needs; one adapter per client library. */
 export interface ResultTransport {
   get(key: string): Promise<string | null>;
   setNx(key: string, value: string, ttlSec: number): Promise<void>;
-  setAndPublish(key: string, value: string, ttlSec: number, channel: string): Promise<void>;
+  /** Stores a final result unless one is there already (a pending record is replaced), then publishes; true if stored. */
+  setFinalAndPublish(key: string, value: string, ttlSec: number, channel: string): Promise<boolean>;
   appendAndPublish(listKey: string, value: string, ttlSec: number, channel: string): Promise<void>;
   range(listKey: string, from: number): Promise<string[]>;
   /** Resolves once the subscription is live; the returned function ends it. */
@@ -79,9 +104,7 @@ export function createRedisResults(options: RedisResultsOptions): ResultChannel 
     async track(id, tenant) {
       await transport.setNx(resultKey(id), JSON.stringify({ id, tenant, status: 'queued' } satisfies PendingRecord), ttl);
     },
-    async complete(result) {
-      await transport.setAndPublish(resultKey(result.id), JSON.stringify(result), ttl, channelOf(result.id));
-    },
+    complete: (result) => transport.setFinalAndPublish(resultKey(result.id), JSON.stringify(result), ttl, channelOf(result.id)),
     async appendChunk(id, data) {
       await transport.appendAndPublish(chunksOf(id), data, ttl, channelOf(id));
     },
@@ -142,9 +165,7 @@ export function ioredisTransport(redis: IoRedis): ResultTransport {
     async setNx(key, value, ttlSec) {
       await redis.set(key, value, 'EX', ttlSec, 'NX');
     },
-    async setAndPublish(key, value, ttlSec, channel) {
-      await redis.multi().set(key, value, 'EX', ttlSec).publish(channel, '1').exec();
-    },
+    setFinalAndPublish: (key, value, ttlSec, channel) => setFinal(ioredisEvalClient(redis), key, value, ttlSec, channel),
     async appendAndPublish(listKey, value, ttlSec, channel) {
       await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
     },
@@ -177,9 +198,7 @@ export function upstashTransport(redis: UpstashRedis): ResultTransport {
     async setNx(key, value, ttlSec) {
       await redis.set(key, value, { ex: ttlSec, nx: true });
     },
-    async setAndPublish(key, value, ttlSec, channel) {
-      await redis.multi().set(key, value, { ex: ttlSec }).publish(channel, '1').exec();
-    },
+    setFinalAndPublish: (key, value, ttlSec, channel) => setFinal(upstashEvalClient(redis), key, value, ttlSec, channel),
     async appendAndPublish(listKey, value, ttlSec, channel) {
       await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
     },

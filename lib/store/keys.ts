@@ -63,3 +63,8 @@ export function slotGateKey(model: string): string {
 export function resultKey(id: string): string {
   return `${PREFIX}:result:${part(id)}`;
 }
+
+/** A request's attempt record (lib/store/attempts.ts); its own slot, like results. */
+export function attemptKey(id: string): string {
+  return `${PREFIX}:attempt:${part(id)}`;
+}

@@ -7,6 +7,7 @@ import { encodeEnvelope, type Envelope } from '../../../lib/envelope.js';
 import { parsePolicy } from '../../../lib/policy/schema.js';
 import { createEmbeddedResults } from '../../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
+import { createEmbeddedAttempts } from '../../../lib/store/attempts.js';
 import { reservoirKey, reservoirPlace } from '../../../lib/store/keys.js';
 import { silentLogger } from '../../../lib/telemetry/log.js';
 import { createInProcessUpstream } from '../../../lib/upstream/in-process.js';
@@ -129,11 +130,84 @@ describe('dispatcher', () => {
     const first = w.dispatch(message(e, 1));
     await w.clock.advance(100);
     expect(await first).toEqual({ kind: 'failure', reason: 'upstream answered 503' });
+    const second = w.dispatch(message(e, 2));
+    await w.clock.advance(100);
+    expect(await second).toEqual({ kind: 'failure', reason: 'upstream answered 503' });
     const last = w.dispatch(message(e, 3));
     await w.clock.advance(100);
     expect(await last).toEqual({ kind: 'success' });
     expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 502 });
     expect(w.dead).toEqual(['upstream answered 503']);
+  });
+
+  it('counts failures in the store: a restarted dispatcher, or another one, grants no extra attempt', async () => {
+    const w = world();
+    w.gpu.faults.failNext(503, 10);
+    const e = envelope(w.clock);
+    const run = async (dispatch: typeof w.dispatch) => {
+      const r = dispatch(message(e, 1));
+      await w.clock.advance(100);
+      return r;
+    };
+    const attempts = createEmbeddedAttempts(w.clock);
+    const a = createDispatcher({ ...w.deps, attempts });
+    const b = createDispatcher({ ...w.deps, attempts });
+    // The broker reports attempt 1 every time (its count is no failure count); the store's count decides.
+    expect((await run(a)).kind).toBe('failure');
+    expect((await run(b)).kind).toBe('failure');
+    expect(await run(createDispatcher({ ...w.deps, attempts }))).toEqual({ kind: 'success' });
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 502 });
+    expect(w.gpu.stats().faults).toBe(3);
+  });
+
+  it('answers a redelivered message from its stored result without calling the model again', async () => {
+    const w = world();
+    const e = envelope(w.clock);
+    const first = w.dispatch(message(e));
+    await w.clock.advance(5_000);
+    expect(await first).toEqual({ kind: 'success' });
+    const served = w.gpu.stats().served;
+    // The ack was lost: the broker delivers it again, to this dispatcher or another, even past its deadline.
+    expect(await w.dispatch(message(e))).toEqual({ kind: 'success' });
+    await w.clock.advance(20_000);
+    expect(await createDispatcher(w.deps)(message(e))).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(served);
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'completed', httpStatus: 200 });
+    expect(w.dead).toEqual([]);
+  });
+
+  it('retries a failed result write, never the upstream call', async () => {
+    const w = world();
+    let refusals = 3;
+    const results = {
+      ...w.results,
+      complete: async (r: Parameters<typeof w.results.complete>[0]) => {
+        if (refusals-- > 0) throw new Error('connection reset');
+        return w.results.complete(r);
+      },
+    };
+    const e = envelope(w.clock);
+    const run = createDispatcher({ ...w.deps, results })(message(e));
+    await w.clock.advance(10_000);
+    expect(await run).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(1);
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('a second delivery waits while the call runs elsewhere; a call whose owner vanished is answered, not made again', async () => {
+    const w = world();
+    const attempts = createEmbeddedAttempts(w.clock);
+    const e = envelope(w.clock, { deadline: w.clock.now() + 300_000 });
+    // Another dispatcher claimed the call and then died mid-call (kill -9): its claim holds until the lease lapses.
+    const held = await attempts.claim(e.id, 'dead-dispatcher', 60_000, 3_600_000);
+    expect(held.state).toBe('granted');
+    const dispatch = createDispatcher({ ...w.deps, attempts, options: { upstreamTimeoutMs: 30_000, resultWriteGiveUpMs: 20_000 } });
+    expect((await dispatch(message(e))).kind).toBe('suspend');
+    await w.clock.advance(60_000);
+    expect(await dispatch(message(e))).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(0);
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 502 });
+    expect(w.dead).toEqual(['the dispatcher serving it stopped mid-call']);
   });
 
   it('settles a message the engine dead-lettered: the client is answered and the reservoir place given back', async () => {
