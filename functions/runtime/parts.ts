@@ -108,7 +108,14 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
       });
       describe += ' + sqs spillover';
       if (role === 'dispatcher') {
-        const redrive = new RedriveWorker({ sqs, queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL, target: broker, clock, onError: (err) => log.warn({ err: String(err) }, 'redrive failed; retrying') });
+        const redrive = new RedriveWorker({
+          sqs,
+          queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL,
+          target: broker,
+          clock,
+          onUndeliverable: deadLetters,
+          onError: (err) => log.warn({ err: String(err) }, 'redrive failed; retrying'),
+        });
         redrive.start();
         closers.push(() => redrive.stop());
         describe += ' (redriving)';

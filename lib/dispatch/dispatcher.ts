@@ -104,7 +104,9 @@ export async function settleDeadLetter(
     deps.log.error({ messageId: deadLetter.message.messageId, reason: deadLetter.reason }, 'undecodable dead letter dropped');
     return;
   }
-  await settlement(deps).failForGood(envelope, 500, `dispatch failed on every attempt: ${deadLetter.reason}`);
+  const { httpStatus, reason } = deadLetter;
+  const body = httpStatus ? openAiError(`This request was not served: ${reason}.`, 'server_error', 'queue_unavailable') : undefined;
+  await settlement(deps).failForGood(envelope, httpStatus ?? 500, httpStatus ? reason : `dispatch failed on every attempt: ${reason}`, body);
 }
 
 /**

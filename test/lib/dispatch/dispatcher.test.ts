@@ -210,6 +210,21 @@ describe('dispatcher', () => {
     expect(w.dead).toEqual(['the dispatcher serving it stopped mid-call']);
   });
 
+  it('answers a request the broker never took before its deadline with the reason, and gives its place back', async () => {
+    const w = world();
+    const e = envelope(w.clock);
+    const key = reservoirKey('acme', 'realtime-acme-m');
+    await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r1', holdMs: 60_000 } });
+    const reason = 'the broker was unavailable until the request deadline (held in the SQS spillover)';
+    await settleDeadLetter(w.deps, { message: message(e, 1), reason, httpStatus: 503 });
+    const result = await w.results.get(e.id);
+    expect(result).toMatchObject({ status: 'failed', httpStatus: 503 });
+    expect(JSON.stringify(result)).toContain('queue_unavailable');
+    expect(JSON.stringify(result)).toContain(reason);
+    expect(w.dead).toEqual([reason]);
+    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(true);
+  });
+
   it('settles a message the engine dead-lettered: the client is answered and the reservoir place given back', async () => {
     const w = world();
     const e = envelope(w.clock);
