@@ -32,6 +32,7 @@ const dispatchDeps = {
   newId: newLeaseId,
   deadLetters: parts.deadLetters,
   onEvent: telemetry.onDispatch,
+  options: { upstreamTimeoutMs: config.SLUICE_UPSTREAM_TIMEOUT_MS },
 };
 const handler = createDispatcher(dispatchDeps);
 settle = (d) => settleDeadLetter(dispatchDeps, d);

@@ -24,6 +24,8 @@ const Config = z.object({
   SLUICE_STORE_TIMEOUT_MS: z.coerce.number().int().positive().default(250),
   /** Request bodies larger than this are refused with 413. */
   SLUICE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  /** Longest upstream call; a dispatcher that vanished mid-call is known lost this long after the call began. */
+  SLUICE_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
   /** Messages of one LiteTopic dispatched side by side; releases still leave in order. */
   SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),

@@ -167,10 +167,11 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   }
 
   const { finish, failForGood } = settlement(deps);
-  // The claim outlives the call and the result write's retries: only a vanished owner lets it lapse.
+  // The claim outlives any call (the client aborts at the timeout). A result write retried past it
+  // is safe: while the store refuses the write it refuses other claims too.
   const attempts = createAttempts(
     { clock, store: deps.attempts ?? createEmbeddedAttempts(clock), results, newId: deps.newId, log },
-    { leaseMs: upstreamTimeoutMs + (deps.options?.resultWriteGiveUpMs ?? 5 * 60_000) + 10_000, writeGiveUpMs: deps.options?.resultWriteGiveUpMs },
+    { leaseMs: upstreamTimeoutMs + 10_000, writeGiveUpMs: deps.options?.resultWriteGiveUpMs },
   );
 
   return async function dispatch(message: LiteMessage): Promise<ConsumeResult> {
