@@ -28,12 +28,16 @@ export interface ChaosSize {
   readonly burst: number;
   /** Multiplies the outage lengths named in the issue (30 s, 15 s, 90 s). */
   readonly outageScale: number;
-  /** The batch tier's maximum queue wait: a request's deadline and its reservoir place's hold. */
+  /**
+   * The batch tier's maximum queue wait: a request's deadline and its reservoir place's
+   * hold. Longer than the proxy's invisible time (60 s), after which a killed
+   * dispatcher's un-acked messages are delivered again.
+   */
   readonly maxQueueWaitMs: number;
 }
 
 export const SIZES: Readonly<Record<'small' | 'full', ChaosSize>> = {
-  small: { rate: 3, loadMs: 20_000, burst: 20, outageScale: 1 / 3, maxQueueWaitMs: 45_000 },
+  small: { rate: 3, loadMs: 20_000, burst: 20, outageScale: 1 / 3, maxQueueWaitMs: 90_000 },
   full: { rate: 6, loadMs: 120_000, burst: 60, outageScale: 1, maxQueueWaitMs: 150_000 },
 };
 
@@ -72,6 +76,8 @@ interface World {
 
 interface Phase {
   readonly world: World;
+  /** The run's LITE topic; its wildcard group is `${run}-dispatchers`. */
+  readonly run: string;
   readonly size: ChaosSize;
   readonly dispatchers: SluiceProcess[];
   restartDispatcher(i: number): Promise<void>;
@@ -80,6 +86,17 @@ interface Phase {
 }
 
 const sec = (ms: number) => `${Math.round(ms / 1000)} s`;
+
+/**
+ * Starts the killed broker and declares the run's topic and group again, as an
+ * operator's deployment would (idempotent): the proxy otherwise keeps the topic's
+ * message type it saw while the broker was away.
+ */
+async function restartBroker(p: Phase): Promise<void> {
+  await p.world.rocketmq.restartBroker();
+  await p.world.rocketmq.createLiteTopic(p.run);
+  await p.world.rocketmq.createWildcardGroup(`${p.run}-dispatchers`, p.run);
+}
 
 export const FAULTS: Readonly<Record<string, (p: Phase) => Promise<void>>> = {
   async 'dispatcher-kill'(p) {
@@ -95,7 +112,7 @@ export const FAULTS: Readonly<Record<string, (p: Phase) => Promise<void>>> = {
     p.log('fault: kill -9 the broker');
     await p.world.rocketmq.killBroker();
     await wait(30_000 * p.size.outageScale);
-    await p.world.rocketmq.restartBroker();
+    await restartBroker(p);
     p.log('fault: broker restarted');
   },
   async 'redis-stop'(p) {
@@ -119,7 +136,7 @@ export const FAULTS: Readonly<Record<string, (p: Phase) => Promise<void>>> = {
     p.log(`fault: broker down for ${sec(ms)}`);
     await p.world.rocketmq.killBroker();
     await wait(ms);
-    await p.world.rocketmq.restartBroker();
+    await restartBroker(p);
     p.log('fault: broker back');
   },
   async 'upstream-503'(p) {
@@ -204,6 +221,7 @@ async function runFault(world: World, size: ChaosSize, fault: string, n: number,
 
   const phase: Phase = {
     world,
+    run,
     size,
     dispatchers,
     gpu,
