@@ -8,7 +8,7 @@
  */
 import type { Redis as IoRedis } from 'ioredis';
 import type { Redis as UpstashRedis } from '@upstash/redis';
-import type { Clock } from '../clock/clock.js';
+import { sleep, type Clock } from '../clock/clock.js';
 import { resultKey } from '../store/keys.js';
 import { defineScript, safeEval, type EvalClient } from '../store/redis/safe-eval.js';
 import { ioredisEvalClient } from '../store/redis/tcp.js';
@@ -56,7 +56,14 @@ export interface RedisResultsOptions {
   readonly transport: ResultTransport;
   readonly clock: Clock;
   readonly ttlSec?: number;
+  /**
+   * How long `track` keeps retrying while Redis refuses (default 5 s): long enough
+   * for a restart or a failover, short enough that an accepted client is not held.
+   */
+  readonly trackRetryMs?: number;
 }
+
+const TRACK_RETRY_EVERY_MS = 100;
 
 export function createRedisResults(options: RedisResultsOptions): ResultChannel {
   const { transport, clock } = options;
@@ -102,7 +109,16 @@ export function createRedisResults(options: RedisResultsOptions): ResultChannel 
 
   return {
     async track(id, tenant) {
-      await transport.setNx(resultKey(id), JSON.stringify({ id, tenant, status: 'queued' } satisfies PendingRecord), ttl);
+      const record = JSON.stringify({ id, tenant, status: 'queued' } satisfies PendingRecord);
+      const giveUpAt = clock.now() + (options.trackRetryMs ?? 5_000);
+      for (;;) {
+        try {
+          return await transport.setNx(resultKey(id), record, ttl);
+        } catch (error) {
+          if (clock.now() + TRACK_RETRY_EVERY_MS > giveUpAt) throw error;
+          await sleep(clock, TRACK_RETRY_EVERY_MS);
+        }
+      }
     },
     complete: (result) => transport.setFinalAndPublish(resultKey(result.id), JSON.stringify(result), ttl, channelOf(result.id)),
     async appendChunk(id, data) {
