@@ -40,7 +40,13 @@ interface AttemptRecord {
 const SWEEP_EVERY = 4096;
 
 /** The rule both twins follow, on one record (undefined: none yet). */
-export function claimRecord(record: AttemptRecord | undefined, owner: string, now: number, leaseMs: number, ttlMs: number): [Claim, AttemptRecord] {
+export function claimRecord(
+  record: AttemptRecord | undefined,
+  owner: string,
+  now: number,
+  leaseMs: number,
+  ttlMs: number,
+): [Claim, AttemptRecord] {
   const r: AttemptRecord = record && record.expiresAt > now ? { ...record } : { until: 0, calls: 0, failures: 0, expiresAt: 0 };
   r.expiresAt = now + ttlMs;
   if (r.owner !== undefined) {
@@ -56,7 +62,13 @@ export function claimRecord(record: AttemptRecord | undefined, owner: string, no
   return [{ state: 'granted', calls: r.calls, failures: r.failures }, r];
 }
 
-export function endRecord(record: AttemptRecord | undefined, owner: string, failed: boolean, now: number, ttlMs: number): AttemptRecord {
+export function endRecord(
+  record: AttemptRecord | undefined,
+  owner: string,
+  failed: boolean,
+  now: number,
+  ttlMs: number,
+): AttemptRecord {
   const r: AttemptRecord = record && record.expiresAt > now ? { ...record } : { until: 0, calls: 0, failures: 0, expiresAt: 0 };
   r.expiresAt = now + ttlMs;
   // A call that outlived its lease and was declared lost has been counted already.

@@ -181,7 +181,8 @@ export class RedriveWorker {
       }
       const liteTopic = m.MessageAttributes?.liteTopic?.StringValue ?? '';
       try {
-        await this.opts.onUndeliverable({ message: { messageId: m.MessageId ?? '', liteTopic, body, attempt: receives }, reason, httpStatus: 503 });
+        const message = { messageId: m.MessageId ?? '', liteTopic, body, attempt: receives };
+        await this.opts.onUndeliverable({ message, reason, httpStatus: 503 });
       } catch (err) {
         this.opts.onError?.(err);
         keep.push(m);
@@ -217,7 +218,9 @@ export class RedriveWorker {
     const seconds = ms === 0 ? 0 : Math.ceil((ms + VISIBILITY_MARGIN_MS) / 1000);
     for (const m of messages) {
       await this.opts.sqs
-        .send(new ChangeMessageVisibilityCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: seconds }))
+        .send(
+          new ChangeMessageVisibilityCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: seconds }),
+        )
         .catch((err: unknown) => this.opts.onError?.(err));
     }
   }

@@ -26,10 +26,10 @@ if h[1] then
   failures = failures + 1
   redis.call('HDEL', KEYS[1], 'owner', 'until')
   redis.call('HSET', KEYS[1], 'calls', calls, 'failures', failures)
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
   return {-1, 0, calls, failures}
 end
 calls = calls + 1
+-- On a first claim the PEXPIRE above found no key: set the TTL once HSET made it.
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'until', fmt(now + tonumber(ARGV[3])), 'calls', calls, 'failures', failures)
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
 return {1, 0, calls, failures}
@@ -51,12 +51,20 @@ return failures
 `,
 );
 
-export function createRedisAttempts(client: EvalClient, options: { readonly clock?: Clock; readonly onClose?: () => Promise<void> } = {}): AttemptStore {
+export interface RedisAttemptsOptions {
+  /** Replaces Redis TIME; leave unset in production. */
+  readonly clock?: Clock;
+  /** Called by close(): quits the connection if the caller handed it over. */
+  readonly onClose?: () => Promise<void>;
+}
+
+export function createRedisAttempts(client: EvalClient, options: RedisAttemptsOptions = {}): AttemptStore {
   return {
     async claim(id, owner, leaseMs, ttlMs): Promise<Claim> {
       const now = options.clock?.now();
       const args = [now === undefined ? '' : String(now), owner, String(leaseMs), String(ttlMs)];
-      const [state, retryAfterMs, calls, failures] = replyArray(await safeEval(client, CLAIM_ATTEMPT, [attemptKey(id)], args), CLAIM_ATTEMPT).map(num) as [number, number, number, number];
+      const reply = replyArray(await safeEval(client, CLAIM_ATTEMPT, [attemptKey(id)], args), CLAIM_ATTEMPT);
+      const [state, retryAfterMs, calls, failures] = reply.map(num) as [number, number, number, number];
       if (state === 1) return { state: 'granted', calls, failures };
       if (state === 0) return { state: 'busy', retryAfterMs, calls, failures };
       return { state: 'lost', calls, failures };
