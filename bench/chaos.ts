@@ -18,7 +18,16 @@ import { setTimeout as wait } from 'node:timers/promises';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Redis } from 'ioredis';
 import { resultKey } from '../lib/store/keys.js';
-import { CHAOS_KEY, CHAOS_MODEL, chaosPolicy, chaosQueues, countedGpu, spawnSluice, stopProcess, type SluiceProcess } from './chaos/services.js';
+import {
+  CHAOS_KEY,
+  CHAOS_MODEL,
+  chaosPolicy,
+  chaosQueues,
+  countedGpu,
+  spawnSluice,
+  stopProcess,
+  type SluiceProcess,
+} from './chaos/services.js';
 
 export interface ChaosSize {
   /** Steady load, requests per second, for `loadMs`. */
@@ -85,6 +94,8 @@ interface Phase {
   readonly log: (line: string) => void;
 }
 
+const DISPATCHER_ENTRY = 'functions/dispatcher/main.ts';
+const EDGE_ENTRY = 'bench/chaos/edge-server.ts';
 const sec = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 /**
@@ -145,7 +156,14 @@ export const FAULTS: Readonly<Record<string, (p: Phase) => Promise<void>>> = {
   },
 };
 
-async function runFault(world: World, size: ChaosSize, fault: string, n: number, logDir: string, log: (line: string) => void): Promise<FaultRow> {
+async function runFault(
+  world: World,
+  size: ChaosSize,
+  fault: string,
+  n: number,
+  logDir: string,
+  log: (line: string) => void,
+): Promise<FaultRow> {
   const run = `chaos-${Date.now().toString(36)}-${n}`;
   const control = new Redis(world.redis.url, { lazyConnect: true, maxRetriesPerRequest: null });
   control.on('error', () => {});
@@ -174,9 +192,9 @@ async function runFault(world: World, size: ChaosSize, fault: string, n: number,
     SLUICE_DISPATCH_CONCURRENCY: '16',
   };
   const dispatcherAt = (i: number) =>
-    spawnSluice(`dispatcher-${i + 1}`, 'functions/dispatcher/main.ts', env, /dispatcher consuming/, join(logDir, `${run}-dispatcher-${i + 1}.log`));
+    spawnSluice(`dispatcher-${i + 1}`, DISPATCHER_ENTRY, env, /dispatcher consuming/, join(logDir, `${run}-d${i + 1}.log`));
   const dispatchers = [dispatcherAt(0), dispatcherAt(1)];
-  const edge = spawnSluice('edge', 'bench/chaos/edge-server.ts', env, /listening (http:\S+)/, join(logDir, `${run}-edge.log`));
+  const edge = spawnSluice('edge', EDGE_ENTRY, env, /listening (http:\S+)/, join(logDir, `${run}-edge.log`));
   const edgeUrl = await edge.ready;
   await Promise.all(dispatchers.map((d) => d.ready));
   // Consumers connect in the background after "consuming".
@@ -236,7 +254,9 @@ async function runFault(world: World, size: ChaosSize, fault: string, n: number,
   const faultRun = wait(size.loadMs / 4).then(() => FAULTS[fault]!(phase));
   let burstSent = false;
   const progress = setInterval(() => {
-    log(`${fault}: ${sec(Date.now() - started)} sent ${sent}, accepted ${accepted.size}, answered ${publications.size}, at the GPU ${gpu.inFlight()}`);
+    const at = sec(Date.now() - started);
+    const answered = publications.size;
+    log(`${fault}: ${at} sent ${sent}, accepted ${accepted.size}, answered ${answered}, calls at the GPU ${gpu.inFlight()}`);
   }, 5_000);
   try {
     for (let i = 0; Date.now() - started < size.loadMs; i++) {
@@ -273,12 +293,13 @@ async function runFault(world: World, size: ChaosSize, fault: string, n: number,
     }
     // What the client reads: each accepted request once through the edge.
     for (const id of accepted.keys()) {
-      const res = await fetch(`${edgeUrl}/v1/requests/${id}`, { headers: { authorization: `Bearer ${CHAOS_KEY}` } }).catch(() => undefined);
+      const headers = { authorization: `Bearer ${CHAOS_KEY}` };
+      const res = await fetch(`${edgeUrl}/v1/requests/${id}`, { headers }).catch(() => undefined);
       if (!res || res.status >= 500) edge5xx++;
       await res?.arrayBuffer();
     }
     const spilloverDead = await world.sqs
-      .send(new ReceiveMessageCommand({ QueueUrl: queues.spilloverUrl.replace('-spillover.fifo', '-dead-letters.fifo'), MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }))
+      .send(new ReceiveMessageCommand({ QueueUrl: queues.spilloverDeadLetterUrl, MaxNumberOfMessages: 10 }))
       .catch(() => ({ Messages: [] }));
 
     let completed = 0;
@@ -335,20 +356,28 @@ async function livePlaces(redis: Redis): Promise<number> {
   return total;
 }
 
-export async function runChaos(options: { size: ChaosSize; faults: readonly string[]; log: (line: string) => void }): Promise<FaultRow[]> {
+export interface ChaosOptions {
+  readonly size: ChaosSize;
+  readonly faults: readonly string[];
+  readonly log: (line: string) => void;
+}
+
+export async function runChaos(options: ChaosOptions): Promise<FaultRow[]> {
   const { log } = options;
   const { startRedisServer } = await import('../scripts/redis/server.ts');
   const { startRocketMQ } = await import('../scripts/rocketmq/index.ts');
   const { startElasticMQ } = await import('../scripts/elasticmq/index.ts');
   log('chaos: starting redis-server (append-only), RocketMQ 5.5 and ElasticMQ');
-  const redis = await startRedisServer({ log: (l) => log(`[redis] ${l}`), extraArgs: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+  const appendOnly = ['--appendonly', 'yes', '--appendfsync', 'always'];
+  const redis = await startRedisServer({ log: (l) => log(`[redis] ${l}`), extraArgs: appendOnly });
   const closers: Array<() => Promise<void>> = [() => redis.close()];
   try {
     const mq = await startRocketMQ({ log: (l) => log(`[rocketmq] ${l}`) });
     closers.push(() => mq.stop());
     const elasticmq = await startElasticMQ({ log: (l) => log(`[elasticmq] ${l}`) });
     closers.push(() => elasticmq.stop());
-    const sqs = new SQSClient({ endpoint: elasticmq.endpoint, region: elasticmq.region, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const credentials = { accessKeyId: 'x', secretAccessKey: 'x' };
+    const sqs = new SQSClient({ endpoint: elasticmq.endpoint, region: elasticmq.region, credentials });
     const world: World = { redis, rocketmq: mq, sqs, sqsEndpoint: elasticmq.endpoint, region: elasticmq.region };
     const logDir = mkdtempSync(join(tmpdir(), 'sluice-chaos-'));
     log(`chaos: process logs in ${logDir}`);
@@ -366,8 +395,23 @@ export async function runChaos(options: { size: ChaosSize; faults: readonly stri
 }
 
 export function chaosTable(rows: readonly FaultRow[]): string {
-  const head = ['fault', 'accepted', 'answered once', 'twice', 'lost', 'completed', 'failed', 'calls/completed', 'retriable 503s', 'places answered', 'places at rest', 'edge 5xx', 'spill DLQ'];
-  const lines = rows.map((r) => [r.fault, r.accepted, r.answeredOnce, r.answeredTwice, r.lost, r.completed, r.failed, r.upstreamCallsPerCompleted, r.retriableUpstreamFailures, r.placesHeldWhenAnswered, r.placesHeldAtRest, r.edge5xx, r.spilloverDeadLetters].map(String));
+  const columns: Array<[string, (r: FaultRow) => unknown]> = [
+    ['fault', (r) => r.fault],
+    ['accepted', (r) => r.accepted],
+    ['answered once', (r) => r.answeredOnce],
+    ['twice', (r) => r.answeredTwice],
+    ['lost', (r) => r.lost],
+    ['completed', (r) => r.completed],
+    ['failed', (r) => r.failed],
+    ['calls/completed', (r) => r.upstreamCallsPerCompleted],
+    ['retriable 503s', (r) => r.retriableUpstreamFailures],
+    ['places when answered', (r) => r.placesHeldWhenAnswered],
+    ['places at rest', (r) => r.placesHeldAtRest],
+    ['edge 5xx', (r) => r.edge5xx],
+    ['spillover DLQ', (r) => r.spilloverDeadLetters],
+  ];
+  const head = columns.map(([name]) => name);
+  const lines = rows.map((r) => columns.map(([, cell]) => String(cell(r))));
   return [head, ...lines].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
@@ -380,7 +424,8 @@ export async function chaosMain(argv: readonly string[]): Promise<void> {
   const sizeName = flag('size') ?? 'small';
   if (sizeName !== 'small' && sizeName !== 'full') throw new Error('--size small|full');
   const faults = (flag('faults') ?? Object.keys(FAULTS).join(',')).split(',').filter(Boolean);
-  for (const f of faults) if (!Object.hasOwn(FAULTS, f)) throw new Error(`unknown fault ${f}; known: ${Object.keys(FAULTS).join(', ')}`);
+  const unknown = faults.filter((f) => !Object.hasOwn(FAULTS, f));
+  if (unknown.length > 0) throw new Error(`unknown fault ${unknown.join(', ')}; known: ${Object.keys(FAULTS).join(', ')}`);
   const rows = await runChaos({ size: SIZES[sizeName], faults, log: (line) => console.log(line) });
   console.log(chaosTable(rows));
   console.log(JSON.stringify({ bench: 'chaos', size: sizeName, faults: rows }));

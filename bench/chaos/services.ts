@@ -39,12 +39,22 @@ export interface CallCount {
 }
 
 /** The simulated GPU on a port, counting calls per request by the marker the client put in its prompt. */
-export async function countedGpu(): Promise<{ gpu: GpuSim; url: string; counts: Map<string, CallCount>; inFlight(): number; close(): Promise<void> }> {
-  const gpu = createGpuSim({ clock: systemClock, models: [CHAOS_MODEL], slots: 8, minOutputTokens: 8, maxOutputTokens: 16, queueLimit: 64 });
+export interface CountedGpu {
+  readonly gpu: GpuSim;
+  readonly url: string;
+  /** Per prompt marker. */
+  readonly counts: Map<string, CallCount>;
+  inFlight(): number;
+  close(): Promise<void>;
+}
+
+export async function countedGpu(): Promise<CountedGpu> {
+  const gpu = createGpuSim({ clock: systemClock, models: [CHAOS_MODEL], slots: 8, queueLimit: 64, minOutputTokens: 8, maxOutputTokens: 16 });
   const counts = new Map<string, CallCount>();
   let inFlight = 0;
   const fetch = async (req: Request): Promise<Response> => {
-    const body = (await req.clone().json().catch(() => undefined)) as { messages?: Array<{ content?: unknown }> } | undefined;
+    type Chat = { messages?: Array<{ content?: unknown }> } | undefined;
+    const body = (await req.clone().json().catch(() => undefined)) as Chat;
     const marker = String(body?.messages?.[0]?.content ?? '');
     const c = counts.get(marker) ?? { calls: 0, faults: 0, ok: 0 };
     counts.set(marker, c);
@@ -72,10 +82,20 @@ export async function countedGpu(): Promise<{ gpu: GpuSim; url: string; counts: 
   };
 }
 
-/** The spillover FIFO queue with the stack's redrive policy (queues-stack.ts: maxReceiveCount 5), and the dead-letter queue. */
-export async function chaosQueues(sqs: SQSClient, prefix: string): Promise<{ spilloverUrl: string; deadLetterUrl: string }> {
-  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-dead-letters.fifo`, Attributes: { FifoQueue: 'true' } }));
-  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+/** The spillover FIFO queue with the stack's redrive policy (infra/stacks/queues-stack.ts: maxReceiveCount 5), and the DLQs. */
+export interface ChaosQueues {
+  readonly spilloverUrl: string;
+  /** Where SQS itself moves a spilled message after maxReceiveCount receives: unanswered, no reason. */
+  readonly spilloverDeadLetterUrl: string;
+  /** Sluice's own dead letters, each with its reason. */
+  readonly deadLetterUrl: string;
+}
+
+export async function chaosQueues(sqs: SQSClient, prefix: string): Promise<ChaosQueues> {
+  const fifo = { FifoQueue: 'true' };
+  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-dead-letters.fifo`, Attributes: fifo }));
+  const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }));
+  const arn = attributes.Attributes!.QueueArn!;
   const spill = await sqs.send(
     new CreateQueueCommand({
       QueueName: `${prefix}-spillover.fifo`,
@@ -84,7 +104,7 @@ export async function chaosQueues(sqs: SQSClient, prefix: string): Promise<{ spi
   );
   // Sluice's own dead letters (with reasons) go to a standard queue, as in the stack.
   const own = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-sluice-dead-letters` }));
-  return { spilloverUrl: spill.QueueUrl!, deadLetterUrl: own.QueueUrl! };
+  return { spilloverUrl: spill.QueueUrl!, spilloverDeadLetterUrl: dlq.QueueUrl!, deadLetterUrl: own.QueueUrl! };
 }
 
 export interface SluiceProcess {
@@ -100,7 +120,13 @@ export interface SluiceProcess {
  * Spawns a Sluice entry point (TypeScript through tsx) with the given environment;
  * its stdout and stderr (pino) go to `logFile`. Ready once a line matches `readyLine`.
  */
-export function spawnSluice(name: string, entry: string, env: Record<string, string>, readyLine: RegExp, logFile: string): SluiceProcess {
+export function spawnSluice(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  readyLine: RegExp,
+  logFile: string,
+): SluiceProcess {
   const out = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
