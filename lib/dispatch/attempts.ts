@@ -51,7 +51,9 @@ export function createAttempts(deps: AttemptDeps, options: AttemptOptions) {
     async before(envelope: Envelope): Promise<Before> {
       try {
         const result = await results.get(envelope.id);
-        return result && result.status !== 'queued' ? { kind: 'answered' } : undefined;
+        // A result from before this envelope was accepted answered an earlier life of it (a dead-letter redrive).
+        const answered = result && result.status !== 'queued' && result.completedAt >= envelope.enqueuedAt;
+        return answered ? { kind: 'answered' } : undefined;
       } catch (error) {
         return { kind: 'store-unavailable', error };
       }

@@ -68,7 +68,7 @@ function settlement(deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | '
   /** Answer the client and give back what the request held: its reservoir place and unused tokens. */
   async function finish(envelope: Envelope, result: Omit<StoredResult, 'id' | 'tenant' | 'completedAt'>, usedTokens?: number) {
     const answer = { ...result, id: envelope.id, tenant: envelope.tenant, completedAt: clock.now() };
-    await persistResult({ clock, log: deps.log, giveUpMs: deps.options?.resultWriteGiveUpMs }, envelope.id, () => results.complete(answer));
+    await persistResult({ clock, log: deps.log, giveUpMs: deps.options?.resultWriteGiveUpMs }, envelope.id, () => results.complete(answer, envelope.enqueuedAt));
     if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
     if (usedTokens !== undefined && envelope.charged.length > 0) {
       const delta = usedTokens - envelope.tokenEstimate;

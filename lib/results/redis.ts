@@ -15,15 +15,17 @@ import { ioredisEvalClient } from '../store/redis/tcp.js';
 import { upstashEvalClient } from '../store/redis/upstash.js';
 
 /**
- * KEYS: result key. ARGV: result JSON, ttl s, channel. Reply: 1 stored, 0 a final
- * result was there already. Only a pending record ({"status":"queued"}) may be replaced.
+ * KEYS: result key. ARGV: result JSON, ttl s, channel, accepted at ('' = never replace).
+ * Reply: 1 stored, 0 a final result was there already. A pending record
+ * ({"status":"queued"}) is replaced, and so is a final one completed before `accepted at`.
  */
 const SET_FINAL = defineScript(
   'set-final-result',
   `local cur = redis.call('GET', KEYS[1])
 if cur then
   local ok, old = pcall(cjson.decode, cur)
-  if not ok or type(old) ~= 'table' or old['status'] ~= 'queued' then return 0 end
+  local earlier = ARGV[4] ~= '' and ok and type(old) == 'table' and tonumber(old['completedAt'] or 0) < tonumber(ARGV[4])
+  if not earlier and (not ok or type(old) ~= 'table' or old['status'] ~= 'queued') then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
 redis.call('PUBLISH', ARGV[3], '1')
@@ -31,8 +33,9 @@ return 1
 `,
 );
 
-async function setFinal(client: EvalClient, key: string, value: string, ttlSec: number, channel: string): Promise<boolean> {
-  return Number(await safeEval(client, SET_FINAL, [key], [value, String(ttlSec), channel])) === 1;
+async function setFinal(client: EvalClient, key: string, value: string, ttlSec: number, channel: string, acceptedAt?: number) {
+  const args = [value, String(ttlSec), channel, acceptedAt === undefined ? '' : String(acceptedAt)];
+  return Number(await safeEval(client, SET_FINAL, [key], args)) === 1;
 }
 import type { PendingRecord, ResultChannel, StoredResult } from './types.js';
 
@@ -41,7 +44,7 @@ export interface ResultTransport {
   get(key: string): Promise<string | null>;
   setNx(key: string, value: string, ttlSec: number): Promise<void>;
   /** Stores a final result unless one is there already (a pending record is replaced), then publishes; true if stored. */
-  setFinalAndPublish(key: string, value: string, ttlSec: number, channel: string): Promise<boolean>;
+  setFinalAndPublish(key: string, value: string, ttlSec: number, channel: string, acceptedAt?: number): Promise<boolean>;
   appendAndPublish(listKey: string, value: string, ttlSec: number, channel: string): Promise<void>;
   range(listKey: string, from: number): Promise<string[]>;
   /** Resolves once the subscription is live; the returned function ends it. */
@@ -120,7 +123,8 @@ export function createRedisResults(options: RedisResultsOptions): ResultChannel 
         }
       }
     },
-    complete: (result) => transport.setFinalAndPublish(resultKey(result.id), JSON.stringify(result), ttl, channelOf(result.id)),
+    complete: (result, acceptedAt) =>
+      transport.setFinalAndPublish(resultKey(result.id), JSON.stringify(result), ttl, channelOf(result.id), acceptedAt),
     async appendChunk(id, data) {
       await transport.appendAndPublish(chunksOf(id), data, ttl, channelOf(id));
     },
@@ -181,7 +185,7 @@ export function ioredisTransport(redis: IoRedis): ResultTransport {
     async setNx(key, value, ttlSec) {
       await redis.set(key, value, 'EX', ttlSec, 'NX');
     },
-    setFinalAndPublish: (key, value, ttlSec, channel) => setFinal(ioredisEvalClient(redis), key, value, ttlSec, channel),
+    setFinalAndPublish: (key, value, ttlSec, channel, at) => setFinal(ioredisEvalClient(redis), key, value, ttlSec, channel, at),
     async appendAndPublish(listKey, value, ttlSec, channel) {
       await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
     },
@@ -214,7 +218,7 @@ export function upstashTransport(redis: UpstashRedis): ResultTransport {
     async setNx(key, value, ttlSec) {
       await redis.set(key, value, { ex: ttlSec, nx: true });
     },
-    setFinalAndPublish: (key, value, ttlSec, channel) => setFinal(upstashEvalClient(redis), key, value, ttlSec, channel),
+    setFinalAndPublish: (key, value, ttlSec, channel, at) => setFinal(upstashEvalClient(redis), key, value, ttlSec, channel, at),
     async appendAndPublish(listKey, value, ttlSec, channel) {
       await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
     },

@@ -176,6 +176,20 @@ describe('dispatcher', () => {
     expect(w.dead).toEqual([]);
   });
 
+  it('serves a request an operator redrove from the dead letters, replacing its earlier failure', async () => {
+    const w = world();
+    const e = envelope(w.clock);
+    await w.results.complete({ id: e.id, tenant: e.tenant, status: 'failed', httpStatus: 502, body: {}, completedAt: w.clock.now() });
+    await w.clock.advance(1_000);
+    // `sluice dlq redrive` sends the envelope again with a fresh enqueuedAt and deadline.
+    const again = { ...e, enqueuedAt: w.clock.now(), deadline: w.clock.now() + 10_000 };
+    const run = w.dispatch(message(again));
+    await w.clock.advance(5_000);
+    expect(await run).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(1);
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'completed', httpStatus: 200 });
+  });
+
   it('retries a failed result write, never the upstream call', async () => {
     const w = world();
     let refusals = 3;
