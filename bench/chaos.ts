@@ -412,7 +412,7 @@ export function chaosTable(rows: readonly FaultRow[]): string {
   ];
   const head = columns.map(([name]) => name);
   const lines = rows.map((r) => columns.map(([, cell]) => String(cell(r))));
-  return [head, ...lines].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+  return [head, head.map(() => '---'), ...lines].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
 /** The command line: `npm run bench -- chaos [--size small|full] [--faults a,b]` (bench/chaos/cli.ts runs it). */
