@@ -85,7 +85,7 @@ function admission(i: number): AdmitInput {
     limits.push({ key: windowKey(scope, 'requests', 60_000), scope: scope.kind, unit: 'requests', limit: 1e9, windowMs: 60_000, cost: 1 });
     limits.push({ key: windowKey(scope, 'tokens', 60_000), scope: scope.kind, unit: 'tokens', limit: 1e12, windowMs: 60_000, cost: 300 });
   }
-  return { limits, reservoir: { key: reservoirKey(tenant, `batch-${tenant}-m`), max: 1e9 } };
+  return { limits, reservoir: { key: reservoirKey(tenant, `batch-${tenant}-m`), max: 1e9, member: `r${i}`, holdMs: 60_000 } };
 }
 
 const redis = await startRedisServer({ log: () => {} });

@@ -59,6 +59,7 @@ export const SERVICE_BENCHES: Readonly<Record<string, { readonly module: string;
   queue: { module: './queue.ts', description: 'RocketMQ 5.5: Suspend vs sleep isolation, send->handler latency vs embedded, one LiteTopic drained by a FIFO vs a non-orderly group, many LiteTopics' },
   'aggregate-memory': { module: './aggregate-memory.ts', description: 'store memory of the deployment-wide aggregate for 10,000 tenants bursting in turn, against its bound' },
   'results-wake': { module: './results-wake.ts', description: 'time from a stored result to the waiting edge waking, embedded vs TCP vs REST' },
+  chaos: { module: './chaos/cli.ts', description: 'faults one at a time on real services (edge + 2 dispatchers): lost, answered twice, GPU calls, places, 5xx' },
 };
 
 const USAGE = `usage: npm run bench -- <scenario> [--engine embedded|real] [--out dir] [--seed N] [--size full|small] [--trace file.jsonl]

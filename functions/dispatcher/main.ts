@@ -32,6 +32,7 @@ const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: co
 const dispatchDeps = {
   clock: systemClock,
   store: parts.store,
+  attempts: parts.attempts,
   results: parts.results,
   upstream,
   policy: parts.policy,
@@ -42,6 +43,7 @@ const dispatchDeps = {
     telemetry.onDispatch(event);
     if (event.type !== 'congestion') aggregate.sink.onDispatch(event);
   },
+  options: { upstreamTimeoutMs: config.SLUICE_UPSTREAM_TIMEOUT_MS },
 };
 const handler = createDispatcher(dispatchDeps);
 settle = (d) => settleDeadLetter(dispatchDeps, d);

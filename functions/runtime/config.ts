@@ -33,6 +33,8 @@ const Config = z.object({
    * The stacks set it a few seconds below the task's stop timeout, which can make it negative: then 0.
    */
   SLUICE_DRAIN_MS: z.coerce.number().int().default(25_000).transform((ms) => Math.max(0, ms)),
+  /** Longest upstream call; a dispatcher that vanished mid-call is known lost this long after the call began. */
+  SLUICE_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
   /** Messages of one LiteTopic dispatched side by side; releases still leave in order. */
   SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),

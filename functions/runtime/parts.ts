@@ -23,8 +23,10 @@ import { createRedisResults, ioredisTransport, upstashTransport } from '../../li
 import type { ResultChannel } from '../../lib/results/types.js';
 import { createEmbeddedStore } from '../../lib/store/embedded.js';
 import { createGuardedStore } from '../../lib/store/guarded.js';
-import { connectRedis, createTcpStore } from '../../lib/store/redis/tcp.js';
-import { createUpstashStore } from '../../lib/store/redis/upstash.js';
+import { connectRedis, createTcpStore, ioredisEvalClient } from '../../lib/store/redis/tcp.js';
+import { createUpstashStore, upstashEvalClient } from '../../lib/store/redis/upstash.js';
+import { createEmbeddedAttempts, type AttemptStore } from '../../lib/store/attempts.js';
+import { createRedisAttempts } from '../../lib/store/redis/attempts.js';
 import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import type { Config } from './config.js';
@@ -33,6 +35,8 @@ export type Role = 'edge' | 'dispatcher';
 
 export interface Parts {
   readonly store: RateStore;
+  /** Attempt records and failure counts by request id, shared by every dispatcher. */
+  readonly attempts: AttemptStore;
   readonly queue: LiteQueue;
   /** Where envelopes that failed for good go (SQS in AWS; the log otherwise). */
   readonly deadLetters: DeadLetterSink;
@@ -104,7 +108,14 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
       });
       describe += ' + sqs spillover';
       if (role === 'dispatcher') {
-        const redrive = new RedriveWorker({ sqs, queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL, target: broker, clock, onError: (err) => log.warn({ err: String(err) }, 'redrive failed; retrying') });
+        const redrive = new RedriveWorker({
+          sqs,
+          queueUrl: config.SLUICE_SPILLOVER_QUEUE_URL,
+          target: broker,
+          clock,
+          onUndeliverable: deadLetters,
+          onError: (err) => log.warn({ err: String(err) }, 'redrive failed; retrying'),
+        });
         redrive.start();
         closers.push(() => redrive.stop());
         describe += ' (redriving)';
@@ -156,17 +167,20 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
 
   let shared: RateStore | undefined;
   let results: ResultChannel;
+  let attempts: AttemptStore = createEmbeddedAttempts(clock);
   const closers: Array<() => Promise<void>> = [];
   const describe: Record<string, string> = { policy: source.name };
   const upstash = await upstashClient(config);
   if (upstash) {
     shared = createUpstashStore({ redis: upstash });
     results = createRedisResults({ transport: upstashTransport(upstash), clock });
+    attempts = createRedisAttempts(upstashEvalClient(upstash));
     describe.store = describe.results = 'upstash-rest';
   } else if (config.SLUICE_REDIS_URL) {
     const redis = await connectRedis(config.SLUICE_REDIS_URL);
     shared = await createTcpStore({ redis });
     results = createRedisResults({ transport: ioredisTransport(redis), clock });
+    attempts = createRedisAttempts(ioredisEvalClient(redis));
     closers.push(async () => redis.disconnect());
     describe.store = describe.results = 'redis-tcp';
   } else {
@@ -200,6 +214,7 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
 
   return {
     store,
+    attempts,
     queue,
     deadLetters,
     results,

@@ -4,6 +4,7 @@
  * tenant; requests and tokens; the LiteTopic's reservoir) and into the decision
  * the edge answers with.
  */
+import { randomUUID } from 'node:crypto';
 import { liteTopicName } from '../queue/lite-topic-name.js';
 import { limitName } from './names.js';
 import type { AccountRef } from '../policy/resolve.js';
@@ -11,7 +12,7 @@ import { resolveLimits, type ResolvedLimits } from '../policy/resolve.js';
 import { activeReservations } from '../policy/reservations.js';
 import type { Policy } from '../policy/schema.js';
 import { own } from '../policy/lookup.js';
-import { reservoirKey, windowKey, type WindowScope } from '../store/keys.js';
+import { reservoirKey, reservoirPlace, windowKey, type WindowScope } from '../store/keys.js';
 import type { AdmitDecision, RateStore, Unit, WindowLimit, WindowState } from '../store/types.js';
 
 const MINUTE = 60_000;
@@ -22,6 +23,8 @@ export interface AdmissionRequest {
   readonly tokenEstimate: number;
   /** The edge's clock; only decides which booked bursts are active (windows use the store's time). */
   readonly now: number;
+  /** Names the request's reservoir place; a fresh one when unset. */
+  readonly id?: string;
 }
 
 export type Admission =
@@ -31,6 +34,7 @@ export type Admission =
       readonly windows: readonly WindowState[];
       /** Token windows charged, to reconcile after completion. */
       readonly charged: readonly { readonly key: string; readonly windowStart: number }[];
+      /** The reservoir place taken (key and member, lib/store/keys.ts reservoirPlace): what leaveReservoir gives back. */
       readonly reservoirKey: string;
       /** Set when a limit is past the tier's warning ratio. */
       readonly warning?: string;
@@ -141,7 +145,13 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
     };
   }
   const liteTopic = liteTopicName(account.tier, account.tenant, request.model);
-  const reservoir = { key: reservoirKey(account.tenant, liteTopic), max: reservoirSize(policy, request, resolved) + extra.reservoir };
+  const reservoir = {
+    key: reservoirKey(account.tenant, liteTopic),
+    max: reservoirSize(policy, request, resolved) + extra.reservoir,
+    member: request.id ?? randomUUID(),
+    // The place lapses with the request (its deadline is the tier's maximum wait), so a lost release heals itself.
+    holdMs: policy.tiers[account.tier]?.maxQueueWaitMs ?? 60_000,
+  };
   const decision: AdmitDecision = await store.admit({ limits, reservoir });
   if (!decision.allowed) {
     const denied = decision.deniedBy;
@@ -171,7 +181,7 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
     liteTopic,
     windows: decision.windows,
     charged: decision.windows.flatMap((w, i) => (w.unit === 'tokens' ? [{ key: limits[i]!.key, windowStart: w.windowStart }] : [])),
-    reservoirKey: reservoir.key,
+    reservoirKey: reservoirPlace(reservoir.key, reservoir.member),
     warning: near ? `${near.scope} ${near.unit} at ${Math.round((100 * (near.limit - near.remaining)) / near.limit)}% of ${near.limit} per minute` : undefined,
   };
 }

@@ -25,6 +25,8 @@ import { openAiError } from '../openai-error.js';
 import type { DeadLetterSink, DispatchEvent } from './types.js';
 import { createCongestion, type Congestion } from './congestion.js';
 import { effectiveDeadline } from './paused-time.js';
+import { createAttempts, persistResult } from './attempts.js';
+import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
 
 export interface DispatcherOptions {
   /** Deliveries of one envelope before it fails for good. */
@@ -38,6 +40,8 @@ export interface DispatcherOptions {
   /** Release slots are booked up to this far ahead (default 30 s); longer waits are re-asked. */
   readonly reserveUpToMs?: number;
   readonly upstreamTimeoutMs?: number;
+  /** A result write is retried this long (the upstream call never is); default 5 min. */
+  readonly resultWriteGiveUpMs?: number;
 }
 
 export interface DispatcherDeps {
@@ -53,6 +57,8 @@ export interface DispatcherDeps {
   readonly options?: DispatcherOptions;
   /** Shared congestion state; one per process by default. */
   readonly congestion?: Congestion;
+  /** Attempt records and failure counts by request id (lib/dispatch/attempts.ts); in memory by default. */
+  readonly attempts?: AttemptStore;
 }
 
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
@@ -60,11 +66,12 @@ const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 const CLIENT_ERRORS = new Set([400, 404, 422]);
 
 /** How an envelope leaves the queue for good, shared by the handler and the dead-letter path. */
-function settlement(deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent'>) {
+function settlement(deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent' | 'log' | 'options'>) {
   const { clock, store, results } = deps;
   /** Answer the client and give back what the request held: its reservoir place and unused tokens. */
   async function finish(envelope: Envelope, result: Omit<StoredResult, 'id' | 'tenant' | 'completedAt'>, usedTokens?: number) {
-    await results.complete({ ...result, id: envelope.id, tenant: envelope.tenant, completedAt: clock.now() });
+    const answer = { ...result, id: envelope.id, tenant: envelope.tenant, completedAt: clock.now() };
+    await persistResult({ clock, log: deps.log, giveUpMs: deps.options?.resultWriteGiveUpMs }, envelope.id, () => results.complete(answer, envelope.enqueuedAt));
     if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
     if (usedTokens !== undefined && envelope.charged.length > 0) {
       const delta = usedTokens - envelope.tokenEstimate;
@@ -90,7 +97,7 @@ function settlement(deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | '
  * given back, so nothing waits forever on a message no one will serve.
  */
 export async function settleDeadLetter(
-  deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent' | 'log'>,
+  deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent' | 'log' | 'options'>,
   deadLetter: DeadLetter,
 ): Promise<void> {
   let envelope: Envelope;
@@ -100,7 +107,9 @@ export async function settleDeadLetter(
     deps.log.error({ messageId: deadLetter.message.messageId, reason: deadLetter.reason }, 'undecodable dead letter dropped');
     return;
   }
-  await settlement(deps).failForGood(envelope, 500, `dispatch failed on every attempt: ${deadLetter.reason}`);
+  const { httpStatus, reason } = deadLetter;
+  const body = httpStatus ? openAiError(`This request was not served: ${reason}.`, 'server_error', 'queue_unavailable') : undefined;
+  await settlement(deps).failForGood(envelope, httpStatus ?? 500, httpStatus ? reason : `dispatch failed on every attempt: ${reason}`, body);
 }
 
 /**
@@ -161,6 +170,12 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   }
 
   const { finish, failForGood } = settlement(deps);
+  // The claim outlives any call (the client aborts at the timeout). A result write retried past it
+  // is safe: while the store refuses the write it refuses other claims too.
+  const attempts = createAttempts(
+    { clock, store: deps.attempts ?? createEmbeddedAttempts(clock), results, newId: deps.newId, log },
+    { leaseMs: upstreamTimeoutMs + 10_000, writeGiveUpMs: deps.options?.resultWriteGiveUpMs },
+  );
 
   return async function dispatch(message: LiteMessage): Promise<ConsumeResult> {
     let envelope: Envelope;
@@ -170,6 +185,16 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       // Nothing can answer a message we cannot read; keep it out of the way.
       log.error({ messageId: message.messageId, liteTopic: message.liteTopic, err: String(error) }, 'undecodable envelope dropped');
       return Consume.success;
+    }
+
+    const before = await attempts.before(envelope);
+    if (before?.kind === 'answered') {
+      if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
+      return Consume.success;
+    }
+    if (before) {
+      log.warn({ id: envelope.id, err: String(before.error) }, 'result store unavailable; message waits');
+      return Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs));
     }
 
     if (clock.now() >= effectiveDeadline(envelope, deps.policy(), clock.now())) {
@@ -236,6 +261,22 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       return Consume.suspend(ms);
     }
 
+    let claimed;
+    try {
+      claimed = await attempts.claim(envelope);
+    } catch (error) {
+      await store.releaseSlot(slotKey, leaseId);
+      log.warn({ id: envelope.id, err: String(error) }, 'attempt record unavailable; message waits');
+      return Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs));
+    }
+    if (claimed.claim.state !== 'granted') {
+      await store.releaseSlot(slotKey, leaseId);
+      if (claimed.claim.state === 'busy') return Consume.suspend(Math.max(minSuspendMs, Math.min(claimed.claim.retryAfterMs, pausedRecheckMs)));
+      // Its call may have reached the GPU: answered with an error rather than run a second time.
+      await failForGood(envelope, 502, 'the dispatcher serving it stopped mid-call');
+      return Consume.success;
+    }
+
     emit({ type: 'started', envelope, queueWaitMs: clock.now() - envelope.enqueuedAt });
     const call = {
       baseUrl: pickUpstream(envelope.model, model.upstreams),
@@ -277,9 +318,10 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       return Consume.success;
     }
     const reason = `upstream answered ${reply.status}`;
+    const failures = await attempts.failed(envelope, claimed.owner);
     // A stream that already sent chunks cannot be replayed to its client.
-    if (RETRIABLE.has(reply.status) && streamed === 0 && message.attempt < maxAttempts) {
-      emit({ type: 'retrying', envelope, attempt: message.attempt, reason });
+    if (RETRIABLE.has(reply.status) && streamed === 0 && failures < maxAttempts) {
+      emit({ type: 'retrying', envelope, attempt: failures, reason });
       return Consume.failure(reason);
     }
     await failForGood(envelope, RETRIABLE.has(reply.status) ? 502 : reply.status, reason, RETRIABLE.has(reply.status) ? undefined : reply.json);

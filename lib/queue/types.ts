@@ -33,6 +33,12 @@ export type MessageHandler = (message: LiteMessage) => Promise<ConsumeResult>;
 export interface DeadLetter {
   readonly message: LiteMessage;
   readonly reason: string;
+  /**
+   * Set when the request was never served for a reason outside the dispatcher (the
+   * broker unavailable until its deadline): the client is answered with this status
+   * and the reason as it is. Unset: the handler failed on every attempt.
+   */
+  readonly httpStatus?: number;
 }
 
 export interface SubscribeOptions {

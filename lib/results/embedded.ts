@@ -68,12 +68,14 @@ export function createEmbeddedResults(options: EmbeddedResultsOptions): ResultCh
       entry(id).pending = { id, tenant, status: 'queued' };
     },
 
-    async complete(result) {
+    async complete(result, acceptedAt = -Infinity) {
       if (++writes % 1024 === 0) sweep();
       const e = entry(result.id);
+      if (e.result && e.result.completedAt >= acceptedAt) return false;
       e.result = result;
       e.expiresAt = clock.now() + ttlMs;
       notify(e);
+      return true;
     },
 
     async appendChunk(id, data) {

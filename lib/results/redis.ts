@@ -8,15 +8,43 @@
  */
 import type { Redis as IoRedis } from 'ioredis';
 import type { Redis as UpstashRedis } from '@upstash/redis';
-import type { Clock } from '../clock/clock.js';
+import { sleep, type Clock } from '../clock/clock.js';
 import { resultKey } from '../store/keys.js';
+import { defineScript, safeEval, type EvalClient } from '../store/redis/safe-eval.js';
+import { ioredisEvalClient } from '../store/redis/tcp.js';
+import { upstashEvalClient } from '../store/redis/upstash.js';
+
+/**
+ * KEYS: result key. ARGV: result JSON, ttl s, channel, accepted at ('' = never replace).
+ * Reply: 1 stored, 0 a final result was there already. A pending record
+ * ({"status":"queued"}) is replaced, and so is a final one completed before `accepted at`.
+ */
+const SET_FINAL = defineScript(
+  'set-final-result',
+  `local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, old = pcall(cjson.decode, cur)
+  local earlier = ARGV[4] ~= '' and ok and type(old) == 'table' and tonumber(old['completedAt'] or 0) < tonumber(ARGV[4])
+  if not earlier and (not ok or type(old) ~= 'table' or old['status'] ~= 'queued') then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
+redis.call('PUBLISH', ARGV[3], '1')
+return 1
+`,
+);
+
+async function setFinal(client: EvalClient, key: string, value: string, ttlSec: number, channel: string, acceptedAt?: number) {
+  const args = [value, String(ttlSec), channel, acceptedAt === undefined ? '' : String(acceptedAt)];
+  return Number(await safeEval(client, SET_FINAL, [key], args)) === 1;
+}
 import type { PendingRecord, ResultChannel, StoredResult } from './types.js';
 
 /** The few Redis operations the channel needs; one adapter per client library. */
 export interface ResultTransport {
   get(key: string): Promise<string | null>;
   setNx(key: string, value: string, ttlSec: number): Promise<void>;
-  setAndPublish(key: string, value: string, ttlSec: number, channel: string): Promise<void>;
+  /** Stores a final result unless one is there already (a pending record is replaced), then publishes; true if stored. */
+  setFinalAndPublish(key: string, value: string, ttlSec: number, channel: string, acceptedAt?: number): Promise<boolean>;
   appendAndPublish(listKey: string, value: string, ttlSec: number, channel: string): Promise<void>;
   range(listKey: string, from: number): Promise<string[]>;
   /** Resolves once the subscription is live; the returned function ends it. */
@@ -31,7 +59,14 @@ export interface RedisResultsOptions {
   readonly transport: ResultTransport;
   readonly clock: Clock;
   readonly ttlSec?: number;
+  /**
+   * How long `track` keeps retrying while Redis refuses (default 5 s): long enough
+   * for a restart or a failover, short enough that an accepted client is not held.
+   */
+  readonly trackRetryMs?: number;
 }
+
+const TRACK_RETRY_EVERY_MS = 100;
 
 export function createRedisResults(options: RedisResultsOptions): ResultChannel {
   const { transport, clock } = options;
@@ -77,11 +112,19 @@ export function createRedisResults(options: RedisResultsOptions): ResultChannel 
 
   return {
     async track(id, tenant) {
-      await transport.setNx(resultKey(id), JSON.stringify({ id, tenant, status: 'queued' } satisfies PendingRecord), ttl);
+      const record = JSON.stringify({ id, tenant, status: 'queued' } satisfies PendingRecord);
+      const giveUpAt = clock.now() + (options.trackRetryMs ?? 5_000);
+      for (;;) {
+        try {
+          return await transport.setNx(resultKey(id), record, ttl);
+        } catch (error) {
+          if (clock.now() + TRACK_RETRY_EVERY_MS > giveUpAt) throw error;
+          await sleep(clock, TRACK_RETRY_EVERY_MS);
+        }
+      }
     },
-    async complete(result) {
-      await transport.setAndPublish(resultKey(result.id), JSON.stringify(result), ttl, channelOf(result.id));
-    },
+    complete: (result, acceptedAt) =>
+      transport.setFinalAndPublish(resultKey(result.id), JSON.stringify(result), ttl, channelOf(result.id), acceptedAt),
     async appendChunk(id, data) {
       await transport.appendAndPublish(chunksOf(id), data, ttl, channelOf(id));
     },
@@ -142,9 +185,7 @@ export function ioredisTransport(redis: IoRedis): ResultTransport {
     async setNx(key, value, ttlSec) {
       await redis.set(key, value, 'EX', ttlSec, 'NX');
     },
-    async setAndPublish(key, value, ttlSec, channel) {
-      await redis.multi().set(key, value, 'EX', ttlSec).publish(channel, '1').exec();
-    },
+    setFinalAndPublish: (key, value, ttlSec, channel, at) => setFinal(ioredisEvalClient(redis), key, value, ttlSec, channel, at),
     async appendAndPublish(listKey, value, ttlSec, channel) {
       await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
     },
@@ -177,9 +218,7 @@ export function upstashTransport(redis: UpstashRedis): ResultTransport {
     async setNx(key, value, ttlSec) {
       await redis.set(key, value, { ex: ttlSec, nx: true });
     },
-    async setAndPublish(key, value, ttlSec, channel) {
-      await redis.multi().set(key, value, { ex: ttlSec }).publish(channel, '1').exec();
-    },
+    setFinalAndPublish: (key, value, ttlSec, channel, at) => setFinal(upstashEvalClient(redis), key, value, ttlSec, channel, at),
     async appendAndPublish(listKey, value, ttlSec, channel) {
       await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
     },

@@ -27,8 +27,14 @@ export interface PendingRecord {
 export interface ResultChannel {
   /** Records an accepted request so its status can be read before it completes. */
   track(id: string, tenant: string): Promise<void>;
-  /** Stores the final result, then wakes whoever waits on it. */
-  complete(result: StoredResult): Promise<void>;
+  /**
+   * Stores the final result, then wakes whoever waits on it. The first final
+   * result stands: a later one (a redelivery, an expiry racing a completion) is
+   * dropped, so a request is answered once. Resolves true when this call answered.
+   * `acceptedAt`: a final result completed before it answered an earlier life of the
+   * request (an operator's dead-letter redrive accepts it again) and is replaced.
+   */
+  complete(result: StoredResult, acceptedAt?: number): Promise<boolean>;
   /** Appends one SSE data payload (without the `data: ` prefix) for a streaming request. */
   appendChunk(id: string, data: string): Promise<void>;
   /** The result if stored, the pending record if tracked, else undefined. */

@@ -7,6 +7,7 @@ import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../li
 import { pace } from '../limits/gcra.js';
 import { DEFAULT_RECLAIM_MS, takeSlot, type ReclaimMarks } from '../limits/capacity-gate.js';
 import { createEmbeddedAggregate } from './embedded-aggregate.js';
+import { parseReservoirPlace } from './keys.js';
 import type {
   AdmitDecision,
   AdmitInput,
@@ -23,14 +24,15 @@ interface Lease {
   readonly expiresAt: number;
 }
 
-/** Reservoir places are not leased; a stuck count is the queue's to fix (it redelivers). */
+/** A full reservoir frees a place when a request leaves or its place lapses; worth retrying after this long. */
 const RESERVOIR_RETRY_MS = 1000;
 /** How many admissions between sweeps of windows that have ended. */
 const SWEEP_EVERY = 4096;
 
 export function createEmbeddedStore(clock: Clock): RateStore {
   const windows = new Map<string, WindowCounter & { readonly endsAt: number }>();
-  const reservoirs = new Map<string, number>();
+  /** Per reservoir: member → when its place lapses. */
+  const reservoirs = new Map<string, Map<string, number>>();
   const tats = new Map<string, number>();
   const gates = new Map<string, Map<string, Lease>>();
   const reclaims = new Map<string, ReclaimMarks>();
@@ -40,6 +42,15 @@ export function createEmbeddedStore(clock: Clock): RateStore {
     for (const [key, w] of windows) if (w.endsAt <= now) windows.delete(key);
     // A TAT in the past says no more than an absent one.
     for (const [key, tat] of tats) if (tat <= now) tats.delete(key);
+    for (const key of reservoirs.keys()) placesOf(key, now);
+  }
+
+  /** The live places of a reservoir; lapsed ones are dropped, and an empty reservoir with them. */
+  function placesOf(key: string, now: number): Map<string, number> {
+    const places = reservoirs.get(key) ?? new Map<string, number>();
+    for (const [member, until] of places) if (until <= now) places.delete(member);
+    if (places.size === 0) reservoirs.delete(key);
+    return places;
   }
 
   function leasesOf(key: string, now: number): Map<string, Lease> {
@@ -64,7 +75,8 @@ export function createEmbeddedStore(clock: Clock): RateStore {
         input.limits.map((l) => windows.get(l.key)),
         now,
       );
-      const queued = input.reservoir ? (reservoirs.get(input.reservoir.key) ?? 0) : 0;
+      const places = input.reservoir ? placesOf(input.reservoir.key, now) : undefined;
+      const queued = places?.size ?? 0;
       const reservoirFull = input.reservoir !== undefined && queued >= input.reservoir.max;
       const allowed = decision.allowed && !reservoirFull;
       const states: WindowState[] = input.limits.map((l, i) => {
@@ -93,8 +105,11 @@ export function createEmbeddedStore(clock: Clock): RateStore {
         const check = decision.checks[i]!;
         windows.set(l.key, { ...charge(check, l.cost), endsAt: check.windowStart + l.windowMs });
       });
-      if (input.reservoir) reservoirs.set(input.reservoir.key, queued + 1);
-      return { allowed: true, windows: states, queued: queued + (input.reservoir ? 1 : 0) };
+      if (input.reservoir && places) {
+        places.set(input.reservoir.member, now + input.reservoir.holdMs);
+        reservoirs.set(input.reservoir.key, places);
+      }
+      return { allowed: true, windows: states, queued: places?.size ?? 0 };
     },
 
     async reconcile(items: readonly Reconciliation[]): Promise<void> {
@@ -105,10 +120,12 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       }
     },
 
-    async leaveReservoir(key: string): Promise<void> {
-      const n = (reservoirs.get(key) ?? 0) - 1;
-      if (n > 0) reservoirs.set(key, n);
-      else reservoirs.delete(key);
+    async leaveReservoir(place: string): Promise<void> {
+      const at = parseReservoirPlace(place);
+      if (!at) return;
+      const places = reservoirs.get(at.key);
+      places?.delete(at.member);
+      if (places?.size === 0) reservoirs.delete(at.key);
     },
 
     async pace(input: PaceInput): Promise<number> {

@@ -31,6 +31,26 @@ export function reservoirKey(tenant: string, liteTopic: string): string {
   return `${PREFIX}:${tenantTag(tenant)}:res:${part(liteTopic)}`;
 }
 
+/**
+ * A reservoir place as one string: the reservoir's key and the member holding the
+ * place. Key components are URI-encoded, so the last '#' is the separator. It
+ * travels in the envelope's `reservoirKey` so every side can give the place back.
+ */
+export function reservoirPlace(key: string, member: string): string {
+  return `${key}#${part(member)}`;
+}
+
+/** The key and member of a place; undefined for anything else (a bare key from an older envelope). */
+export function parseReservoirPlace(place: string): { readonly key: string; readonly member: string } | undefined {
+  const at = place.lastIndexOf('#');
+  if (at <= 0 || at === place.length - 1) return undefined;
+  try {
+    return { key: place.slice(0, at), member: decodeURIComponent(place.slice(at + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
 export function paceKey(tenant: string, liteTopic: string): string {
   return `${PREFIX}:${tenantTag(tenant)}:pace:${part(liteTopic)}`;
 }
@@ -42,4 +62,9 @@ export function slotGateKey(model: string): string {
 
 export function resultKey(id: string): string {
   return `${PREFIX}:result:${part(id)}`;
+}
+
+/** A request's attempt record (lib/store/attempts.ts); its own slot, like results. */
+export function attemptKey(id: string): string {
+  return `${PREFIX}:attempt:${part(id)}`;
 }

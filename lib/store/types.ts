@@ -26,6 +26,13 @@ export interface ReservoirLimit {
   readonly key: string;
   /** Most requests waiting in the LiteTopic; admission takes one place. */
   readonly max: number;
+  /** Names this request's place (its request id); admitting the same member twice holds one place. */
+  readonly member: string;
+  /**
+   * The place lapses this long after admission (the request's deadline), so a
+   * release lost to an outage or a crash frees it anyway: at rest the reservoir is empty.
+   */
+  readonly holdMs: number;
 }
 
 export interface AdmitInput {
@@ -109,8 +116,12 @@ export interface RateStore extends AggregateOps {
   admit(input: AdmitInput): Promise<AdmitDecision>;
   /** Corrects token charges once the real usage is known; a window that has rolled over is left alone. */
   reconcile(items: readonly Reconciliation[]): Promise<void>;
-  /** Gives back the reservoir place taken at admission (request done, expired or dead-lettered). */
-  leaveReservoir(key: string): Promise<void>;
+  /**
+   * Gives back the reservoir place taken at admission (request done, expired or
+   * dead-lettered): `place` is `reservoirPlace(key, member)` (lib/store/keys.ts).
+   * Leaving twice, or after the place lapsed, changes nothing.
+   */
+  leaveReservoir(place: string): Promise<void>;
   /** GCRA: 0 when the release may happen now (and records it), else ms to wait (records nothing). */
   pace(input: PaceInput): Promise<number>;
   /** GCRA that books a slot up to `reserveUpToMs` ahead; a booked wait needs no second call. */

@@ -9,6 +9,7 @@
  * little longer than its window changes no decision.
  */
 import { alignedWindowStart } from '../../limits/fixed-window.js';
+import { parseReservoirPlace } from '../keys.js';
 import type { AdmitDecision, AdmitInput, Reconciliation, WindowState } from '../types.js';
 import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient } from './safe-eval.js';
 
@@ -19,13 +20,19 @@ import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient }
  */
 export const GC_SLACK_MS = 60_000;
 
+/**
+ * The reservoir is a sorted set of places: member = request id, score = when the
+ * place lapses (admission time + holdMs, on the script's clock). Lapsed places are
+ * dropped before counting, so a release lost to an outage frees its place anyway.
+ */
+
 /** Matches the embedded store: a full reservoir is worth retrying after this long. */
 export const RESERVOIR_RETRY_MS = 1000;
 
 /**
  * KEYS: window keys 1..n, then the reservoir key if any.
  * ARGV: now ('' = Redis TIME), n, reservoir max ('' = none), gc slack, reservoir retry,
- *       then per window: limit, windowMs, cost.
+ *       reservoir member, reservoir hold ms, then per window: limit, windowMs, cost.
  * Reply: allowed, index of the first refusing window (0 none, -1 the reservoir),
  *        retryAfterMs, queued, now, then the count each window held before this request.
  */
@@ -39,9 +46,9 @@ local slack = tonumber(ARGV[4])
 local used, starts = {}, {}
 local denied, retry = 0, 0
 for i = 1, n do
-  local limit = tonumber(ARGV[3 + i * 3])
-  local windowMs = tonumber(ARGV[4 + i * 3])
-  local cost = tonumber(ARGV[5 + i * 3])
+  local limit = tonumber(ARGV[5 + i * 3])
+  local windowMs = tonumber(ARGV[6 + i * 3])
+  local cost = tonumber(ARGV[7 + i * 3])
   local start = math.floor(now / windowMs) * windowMs
   local h = redis.call('HMGET', KEYS[i], 's', 'c')
   local u = 0
@@ -54,7 +61,14 @@ for i = 1, n do
   end
 end
 local queued = 0
-if resMax then queued = tonumber(redis.call('GET', KEYS[n + 1]) or '0') end
+local res = KEYS[n + 1]
+if resMax then
+  -- A counter left by an older version is not a set of places; it would only ever be stuck.
+  local kind = redis.call('TYPE', res)['ok']
+  if kind ~= 'zset' and kind ~= 'none' then redis.call('DEL', res) end
+  redis.call('ZREMRANGEBYSCORE', res, '-inf', fmt(now))
+  queued = redis.call('ZCARD', res)
+end
 local out = {}
 if denied == 0 and resMax and queued >= resMax then
   denied, retry = -1, tonumber(ARGV[5])
@@ -63,8 +77,8 @@ if denied ~= 0 then
   out = {0, denied, ret(retry), ret(queued), ret(now)}
 else
   for i = 1, n do
-    local windowMs = tonumber(ARGV[4 + i * 3])
-    local cost = tonumber(ARGV[5 + i * 3])
+    local windowMs = tonumber(ARGV[6 + i * 3])
+    local cost = tonumber(ARGV[7 + i * 3])
     if used[i] == 0 then
       redis.call('HSET', KEYS[i], 's', fmt(starts[i]), 'c', fmt(cost))
       redis.call('PEXPIRE', KEYS[i], math.ceil(starts[i] + windowMs - now + slack))
@@ -74,7 +88,12 @@ else
       redis.call('HSET', KEYS[i], 'c', fmt(used[i] + cost))
     end
   end
-  if resMax then queued = redis.call('INCR', KEYS[n + 1]) end
+  if resMax then
+    redis.call('ZADD', res, fmt(now + tonumber(ARGV[7])), ARGV[6])
+    local last = redis.call('ZRANGE', res, -1, -1, 'WITHSCORES')
+    redis.call('PEXPIRE', res, math.max(1, math.ceil(tonumber(last[2]) - now + slack)))
+    queued = redis.call('ZCARD', res)
+  end
   out = {1, 0, 0, ret(queued), ret(now)}
 end
 for i = 1, n do out[#out + 1] = ret(used[i]) end
@@ -91,6 +110,8 @@ export async function admitScript(client: EvalClient, input: AdmitInput, now: nu
     input.reservoir ? String(input.reservoir.max) : '',
     String(GC_SLACK_MS),
     String(RESERVOIR_RETRY_MS),
+    input.reservoir?.member ?? '',
+    input.reservoir ? String(input.reservoir.holdMs) : '0',
   ];
   for (const l of input.limits) args.push(String(l.limit), String(l.windowMs), String(l.cost));
   const reply = replyArray(await safeEval(client, ADMIT, keys, args), ADMIT).map(num);
@@ -149,15 +170,15 @@ export async function reconcileScript(client: EvalClient, items: readonly Reconc
   await safeEval(client, RECONCILE, items.map((i) => i.key), args);
 }
 
-/** KEYS: the reservoir. A count that would drop to zero or below is deleted, as in the embedded store. */
+/** KEYS: the reservoir. ARGV: the member. Redis drops a sorted set with its last member, as the embedded store does. */
 export const LEAVE_RESERVOIR = defineScript(
   'leave-reservoir',
-  `local n = redis.call('DECR', KEYS[1])
-if n <= 0 then redis.call('DEL', KEYS[1]) end
+  `if redis.call('TYPE', KEYS[1])['ok'] == 'zset' then redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0
 `,
 );
 
-export async function leaveReservoirScript(client: EvalClient, key: string): Promise<void> {
-  await safeEval(client, LEAVE_RESERVOIR, [key], []);
+export async function leaveReservoirScript(client: EvalClient, place: string): Promise<void> {
+  const at = parseReservoirPlace(place);
+  if (at) await safeEval(client, LEAVE_RESERVOIR, [at.key], [at.member]);
 }

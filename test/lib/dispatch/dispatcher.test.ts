@@ -7,7 +7,8 @@ import { encodeEnvelope, type Envelope } from '../../../lib/envelope.js';
 import { parsePolicy } from '../../../lib/policy/schema.js';
 import { createEmbeddedResults } from '../../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
-import { reservoirKey } from '../../../lib/store/keys.js';
+import { createEmbeddedAttempts } from '../../../lib/store/attempts.js';
+import { reservoirKey, reservoirPlace } from '../../../lib/store/keys.js';
 import { silentLogger } from '../../../lib/telemetry/log.js';
 import { createInProcessUpstream } from '../../../lib/upstream/in-process.js';
 import { basePolicy } from '../policy/fixtures.js';
@@ -55,7 +56,7 @@ function envelope(clock: VirtualClock, over: Partial<Envelope> = {}): Envelope {
     deadline: clock.now() + 10_000,
     tokenEstimate: 100,
     charged: [],
-    reservoirKey: reservoirKey('acme', 'realtime-acme-m'),
+    reservoirKey: reservoirPlace(reservoirKey('acme', 'realtime-acme-m'), 'r1'),
     paceFactor: 1,
     ...over,
   };
@@ -129,6 +130,9 @@ describe('dispatcher', () => {
     const first = w.dispatch(message(e, 1));
     await w.clock.advance(100);
     expect(await first).toEqual({ kind: 'failure', reason: 'upstream answered 503' });
+    const second = w.dispatch(message(e, 2));
+    await w.clock.advance(100);
+    expect(await second).toEqual({ kind: 'failure', reason: 'upstream answered 503' });
     const last = w.dispatch(message(e, 3));
     await w.clock.advance(100);
     expect(await last).toEqual({ kind: 'success' });
@@ -136,14 +140,114 @@ describe('dispatcher', () => {
     expect(w.dead).toEqual(['upstream answered 503']);
   });
 
+  it('counts failures in the store: a restarted dispatcher, or another one, grants no extra attempt', async () => {
+    const w = world();
+    w.gpu.faults.failNext(503, 10);
+    const e = envelope(w.clock);
+    const run = async (dispatch: typeof w.dispatch) => {
+      const r = dispatch(message(e, 1));
+      await w.clock.advance(100);
+      return r;
+    };
+    const attempts = createEmbeddedAttempts(w.clock);
+    const a = createDispatcher({ ...w.deps, attempts });
+    const b = createDispatcher({ ...w.deps, attempts });
+    // The broker reports attempt 1 every time (its count is no failure count); the store's count decides.
+    expect((await run(a)).kind).toBe('failure');
+    expect((await run(b)).kind).toBe('failure');
+    expect(await run(createDispatcher({ ...w.deps, attempts }))).toEqual({ kind: 'success' });
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 502 });
+    expect(w.gpu.stats().faults).toBe(3);
+  });
+
+  it('answers a redelivered message from its stored result without calling the model again', async () => {
+    const w = world();
+    const e = envelope(w.clock);
+    const first = w.dispatch(message(e));
+    await w.clock.advance(5_000);
+    expect(await first).toEqual({ kind: 'success' });
+    const served = w.gpu.stats().served;
+    // The ack was lost: the broker delivers it again, to this dispatcher or another, even past its deadline.
+    expect(await w.dispatch(message(e))).toEqual({ kind: 'success' });
+    await w.clock.advance(20_000);
+    expect(await createDispatcher(w.deps)(message(e))).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(served);
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'completed', httpStatus: 200 });
+    expect(w.dead).toEqual([]);
+  });
+
+  it('serves a request an operator redrove from the dead letters, replacing its earlier failure', async () => {
+    const w = world();
+    const e = envelope(w.clock);
+    await w.results.complete({ id: e.id, tenant: e.tenant, status: 'failed', httpStatus: 502, body: {}, completedAt: w.clock.now() });
+    await w.clock.advance(1_000);
+    // `sluice dlq redrive` sends the envelope again with a fresh enqueuedAt and deadline.
+    const again = { ...e, enqueuedAt: w.clock.now(), deadline: w.clock.now() + 10_000 };
+    const run = w.dispatch(message(again));
+    await w.clock.advance(5_000);
+    expect(await run).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(1);
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'completed', httpStatus: 200 });
+  });
+
+  it('retries a failed result write, never the upstream call', async () => {
+    const w = world();
+    let refusals = 3;
+    const results = {
+      ...w.results,
+      complete: async (r: Parameters<typeof w.results.complete>[0]) => {
+        if (refusals-- > 0) throw new Error('connection reset');
+        return w.results.complete(r);
+      },
+    };
+    const e = envelope(w.clock);
+    const run = createDispatcher({ ...w.deps, results })(message(e));
+    await w.clock.advance(10_000);
+    expect(await run).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(1);
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('a second delivery waits while the call runs elsewhere; a call whose owner vanished is answered, not made again', async () => {
+    const w = world();
+    const attempts = createEmbeddedAttempts(w.clock);
+    const e = envelope(w.clock, { deadline: w.clock.now() + 300_000 });
+    // Another dispatcher claimed the call and then died mid-call (kill -9): its claim holds until the lease lapses.
+    const held = await attempts.claim(e.id, 'dead-dispatcher', 60_000, 3_600_000);
+    expect(held.state).toBe('granted');
+    const dispatch = createDispatcher({ ...w.deps, attempts, options: { upstreamTimeoutMs: 30_000, resultWriteGiveUpMs: 20_000 } });
+    expect((await dispatch(message(e))).kind).toBe('suspend');
+    await w.clock.advance(60_000);
+    expect(await dispatch(message(e))).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(0);
+    expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 502 });
+    expect(w.dead).toEqual(['the dispatcher serving it stopped mid-call']);
+  });
+
+  it('answers a request the broker never took before its deadline with the reason, and gives its place back', async () => {
+    const w = world();
+    const e = envelope(w.clock);
+    const key = reservoirKey('acme', 'realtime-acme-m');
+    await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r1', holdMs: 60_000 } });
+    const reason = 'the broker was unavailable until the request deadline (held in the SQS spillover)';
+    await settleDeadLetter(w.deps, { message: message(e, 1), reason, httpStatus: 503 });
+    const result = await w.results.get(e.id);
+    expect(result).toMatchObject({ status: 'failed', httpStatus: 503 });
+    expect(JSON.stringify(result)).toContain('queue_unavailable');
+    expect(JSON.stringify(result)).toContain(reason);
+    expect(w.dead).toEqual([reason]);
+    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(true);
+  });
+
   it('settles a message the engine dead-lettered: the client is answered and the reservoir place given back', async () => {
     const w = world();
     const e = envelope(w.clock);
-    await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } });
-    expect((await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } })).allowed).toBe(false);
+    const key = reservoirKey('acme', 'realtime-acme-m');
+    await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r1', holdMs: 60_000 } });
+    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(false);
     await settleDeadLetter(w.deps, { message: message(e, 5), reason: 'handler did not return within 60000 ms' });
     expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 500 });
-    expect((await w.store.admit({ limits: [], reservoir: { key: e.reservoirKey!, max: 1 } })).allowed).toBe(true);
+    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(true);
     expect(w.dead[0]).toMatch(/did not return/);
   });
 });

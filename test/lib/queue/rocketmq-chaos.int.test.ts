@@ -59,7 +59,7 @@ it('loses no accepted envelope when the broker is killed with -9 during a send l
     probeAfterMs: 1_000,
     onSpill: () => void spilled++,
   });
-  const redrive = new RedriveWorker({ sqs, queueUrl: spilloverUrl, target: broker, clock: systemClock, waitSeconds: 1, backoffMs: 1_000 });
+  const redrive = new RedriveWorker({ sqs, queueUrl: spilloverUrl, target: broker, clock: systemClock, waitSeconds: 1, backoffMs: () => 1_000 });
   redrive.start();
   closers.push(() => redrive.stop());
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { systemClock } from '../../../functions/runtime/system-clock.js';
 import { EmbeddedLiteQueue } from '../../../lib/queue/embedded.js';
@@ -12,7 +12,7 @@ import {
   SpillingLiteQueue,
   SqsDeadLetterQueue,
 } from '../../../lib/queue/sqs/index.js';
-import { Consume, type LiteQueue } from '../../../lib/queue/types.js';
+import { Consume, QueueUnavailableError, type LiteQueue } from '../../../lib/queue/types.js';
 import { freePort } from '../../../scripts/rocketmq/ports.ts';
 
 // SQS spillover and dead letters against ElasticMQ (SQS JSON protocol). The
@@ -108,6 +108,57 @@ describe('SQS spillover', () => {
     closers.push(() => worker.stop());
     const got = await collect(target, 6);
     expect(got.get('lt-x')).toEqual([0, 1, 2, 3, 4, 5].map((i) => `x/${i}`));
+  });
+
+  it('a broker outage longer than the receive limit dead-letters nothing: held envelopes wait, the expired one is answered', async () => {
+    const prefix = `t-${randomUUID().slice(0, 8)}`;
+    const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-dlq.fifo`, Attributes: { FifoQueue: 'true' } }))).QueueUrl!;
+    const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    const spilloverUrl = (
+      await sqs.send(
+        new CreateQueueCommand({
+          QueueName: `${prefix}-spillover.fifo`,
+          Attributes: { FifoQueue: 'true', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 2 }) },
+        }),
+      )
+    ).QueueUrl!;
+    const spillover = new Spillover({ sqs, queueUrl: spilloverUrl });
+    const now = Date.now();
+    const body = (i: number, deadline: number) => JSON.stringify({ id: `r${i}`, deadline });
+    await spillover.spill('lt-a', body(0, now + 60_000));
+    await spillover.spill('lt-b', body(1, now + 1_500));
+    await spillover.spill('lt-a', body(2, now + 60_000));
+
+    let down = true;
+    const target = embedded();
+    const flaky: LiteQueue = {
+      send: (lt, b) => (down ? Promise.reject(new QueueUnavailableError('broker down')) : target.send(lt, b)),
+      subscribe: (h, o) => target.subscribe(h, o),
+      close: async () => {},
+    };
+    const answered: Array<{ body: string; reason: string; status?: number }> = [];
+    const worker = new RedriveWorker({
+      sqs,
+      queueUrl: spilloverUrl,
+      target: flaky,
+      clock: systemClock,
+      waitSeconds: 1,
+      maxReceiveCount: 2,
+      backoffMs: () => 200,
+      onUndeliverable: async (d) => void answered.push({ body: d.message.body, reason: d.reason, status: d.httpStatus }),
+    });
+    worker.start();
+    closers.push(() => worker.stop());
+    // With the batch given back after each refusal, two receives would dead-letter it within a second.
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(worker.stats.failedAttempts).toBeGreaterThan(5);
+    down = false;
+    const got = await collect(target, 2);
+    expect(got.get('lt-a')).toEqual([body(0, now + 60_000), body(2, now + 60_000)]);
+    expect(got.has('lt-b')).toBe(false);
+    expect(answered).toEqual([{ body: body(1, now + 1_500), reason: expect.stringContaining('deadline'), status: 503 }]);
+    const dead = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1 }));
+    expect(dead.Messages ?? []).toEqual([]);
   });
 
   it('does not spill a request the queue refuses for a reason other than an outage', async () => {

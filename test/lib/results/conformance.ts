@@ -38,6 +38,19 @@ export function runResultChannelConformance(name: string, make: () => Promise<Re
       await ch.close();
     });
 
+    it('the first final result stands; a result of an earlier life of the request is replaced', async () => {
+      const ch = await make();
+      const id = newId();
+      await ch.track(id, 't');
+      expect(await ch.complete({ ...result(id), completedAt: 100 }, 50)).toBe(true);
+      expect(await ch.complete({ ...result(id, 'expired'), completedAt: 200 }, 50)).toBe(false);
+      expect(await ch.get(id)).toMatchObject({ status: 'completed', completedAt: 100 });
+      // Accepted again after that answer (an operator's dead-letter redrive): the new answer replaces it.
+      expect(await ch.complete({ ...result(id, 'failed'), completedAt: 300 }, 150)).toBe(true);
+      expect(await ch.get(id)).toMatchObject({ status: 'failed', completedAt: 300 });
+      await ch.close();
+    });
+
     it('track shows a pending record for its tenant until the result replaces it', async () => {
       const ch = await make();
       const id = newId();

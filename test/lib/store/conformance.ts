@@ -21,7 +21,7 @@ import type { Clock } from '../../../lib/clock/clock.js';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import { DEFAULT_RECLAIM_MS } from '../../../lib/limits/capacity-gate.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
-import { paceKey, reservoirKey, slotGateKey, windowKey } from '../../../lib/store/keys.js';
+import { paceKey, reservoirKey, reservoirPlace, slotGateKey, windowKey } from '../../../lib/store/keys.js';
 import { runAggregateConformance } from './aggregate-conformance.js';
 import type { RateStore, Reconciliation, SlotRequest, Unit, WindowLimit } from '../../../lib/store/types.js';
 
@@ -183,36 +183,71 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
       it('the reservoir refuses once full and frees places as requests leave', async () => {
         const store = await open(new VirtualClock(0));
         const t = `t-${uid()}`;
-        const reservoir = { key: reservoirKey(t, `batch.${t}.m`), max: 2 };
-        expect((await store.admit({ limits: [], reservoir })).queued).toBe(1);
-        expect((await store.admit({ limits: [], reservoir })).queued).toBe(2);
-        const full = await store.admit({ limits: [], reservoir });
+        const key = reservoirKey(t, `batch.${t}.m`);
+        const place = (member: string) => ({ key, max: 2, member, holdMs: 60_000 });
+        expect((await store.admit({ limits: [], reservoir: place('r1') })).queued).toBe(1);
+        expect((await store.admit({ limits: [], reservoir: place('r2') })).queued).toBe(2);
+        const full = await store.admit({ limits: [], reservoir: place('r3') });
         expect(full.allowed).toBe(false);
         if (!full.allowed) {
           expect(full.deniedBy).toEqual({ scope: 'reservoir' });
           expect(full.retryAfterMs).toBe(1000);
           expect(full.queued).toBe(2);
         }
-        await store.leaveReservoir(reservoir.key);
-        expect((await store.admit({ limits: [], reservoir })).allowed).toBe(true);
-        // Leaving more often than entering does not bank places.
-        for (let i = 0; i < 5; i++) await store.leaveReservoir(reservoir.key);
-        expect((await store.admit({ limits: [], reservoir })).queued).toBe(1);
+        await store.leaveReservoir(reservoirPlace(key, 'r1'));
+        expect((await store.admit({ limits: [], reservoir: place('r3') })).allowed).toBe(true);
+        // Leaving more often than entering does not bank places; a stranger's place is not ours to give back.
+        for (let i = 0; i < 5; i++) await store.leaveReservoir(reservoirPlace(key, 'r1'));
+        await store.leaveReservoir(reservoirPlace(key, 'nobody'));
+        await store.leaveReservoir(key);
+        expect((await store.admit({ limits: [], reservoir: place('r4') })).allowed).toBe(false);
+        await store.leaveReservoir(reservoirPlace(key, 'r2'));
+        await store.leaveReservoir(reservoirPlace(key, 'r3'));
+        expect((await store.admit({ limits: [], reservoir: place('r4') })).queued).toBe(1);
+      });
+
+      it('a reservoir place lapses with its request, so a lost release heals itself', async () => {
+        const clock = new VirtualClock(5_000);
+        const store = await open(clock);
+        const t = `t-${uid()}`;
+        const key = reservoirKey(t, `rt.${t}.m`);
+        const place = (member: string, holdMs: number) => ({ key, max: 2, member, holdMs });
+        expect((await store.admit({ limits: [], reservoir: place('short', 1_000) })).queued).toBe(1);
+        expect((await store.admit({ limits: [], reservoir: place('long', 10_000) })).queued).toBe(2);
+        // Nobody releases 'short' (its release was lost): it holds its place until its hold ends.
+        await clock.advance(999);
+        expect((await store.admit({ limits: [], reservoir: place('x', 10_000) })).allowed).toBe(false);
+        await clock.advance(1);
+        const healed = await store.admit({ limits: [], reservoir: place('x', 10_000) });
+        expect(healed.allowed).toBe(true);
+        expect(healed.queued).toBe(2);
+        // Admitting the same request again holds one place, not two.
+        await store.leaveReservoir(reservoirPlace(key, 'x'));
+        expect((await store.admit({ limits: [], reservoir: place('long', 10_000) })).queued).toBe(1);
+        // At rest, once every hold has ended, the reservoir is empty.
+        await clock.advance(10_000);
+        const refusedAll = await store.admit({ limits: [limitFor(t, 'tenant', 'requests', 0, 60_000, 1)], reservoir: place('y', 1) });
+        expect(refusedAll.allowed).toBe(false);
+        expect(refusedAll.queued).toBe(0);
+        // A release after the place lapsed changes nothing.
+        await store.leaveReservoir(reservoirPlace(key, 'short'));
+        expect((await store.admit({ limits: [], reservoir: place('z', 1_000) })).queued).toBe(1);
       });
 
       it('a full reservoir charges no window, and a refusing window takes no reservoir place', async () => {
         const store = await open(new VirtualClock(0));
         const t = `t-${uid()}`;
         const l = limitFor(t, 'tenant', 'requests', 2, 60_000, 1);
-        const reservoir = { key: reservoirKey(t, `rt.${t}.m`), max: 1 };
-        expect((await store.admit({ limits: [l], reservoir })).allowed).toBe(true);
-        const full = await store.admit({ limits: [l], reservoir });
+        const key = reservoirKey(t, `rt.${t}.m`);
+        const place = (member: string) => ({ key, max: 1, member, holdMs: 60_000 });
+        expect((await store.admit({ limits: [l], reservoir: place('a') })).allowed).toBe(true);
+        const full = await store.admit({ limits: [l], reservoir: place('b') });
         expect(full.allowed).toBe(false);
         expect(full.windows[0]!.remaining).toBe(1);
-        await store.leaveReservoir(reservoir.key);
-        expect((await store.admit({ limits: [l], reservoir })).queued).toBe(1);
-        await store.leaveReservoir(reservoir.key);
-        const capped = await store.admit({ limits: [l], reservoir });
+        await store.leaveReservoir(reservoirPlace(key, 'a'));
+        expect((await store.admit({ limits: [l], reservoir: place('b') })).queued).toBe(1);
+        await store.leaveReservoir(reservoirPlace(key, 'b'));
+        const capped = await store.admit({ limits: [l], reservoir: place('c') });
         expect(capped.allowed).toBe(false);
         if (!capped.allowed) expect(capped.deniedBy).toEqual({ scope: 'tenant', unit: 'requests' });
         expect(capped.queued).toBe(0);
@@ -402,6 +437,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
             which: fc.subarray([0, 1, 2, 3], { minLength: 0 }),
             costs: fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 4, maxLength: 4 }),
             reservoir: fc.boolean(),
+            holdMs: fc.constantFrom(0, 1, 50, 1_000, 4_000),
           }),
           weight: 5,
         },
@@ -409,7 +445,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
           arbitrary: fc.record({ op: fc.constant('reconcile' as const), which: fc.integer({ min: 0, max: 3 }), back: fc.integer({ min: 0, max: 2 }), delta: fc.integer({ min: -6, max: 6 }) }),
           weight: 1,
         },
-        { arbitrary: fc.record({ op: fc.constant('leave' as const) }), weight: 1 },
+        { arbitrary: fc.record({ op: fc.constant('leave' as const), which: fc.nat() }), weight: 1 },
         {
           arbitrary: fc.record({
             op: fc.constant('pace' as const),
@@ -459,6 +495,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
                 limitFor(t, 'tenant', 'requests', limits[3]!, 3_000, 1),
               ];
               const reservoir = { key: reservoirKey(t, 'topic'), max: reservoirMax };
+              const members: string[] = [];
               const gate: Omit<SlotRequest, 'tier' | 'leaseId' | 'leaseMs'> = {
                 key: slotGateKey(`m-${uid()}`),
                 capacity: g.capacity,
@@ -474,7 +511,10 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
                 switch (step.op) {
                   case 'admit': {
                     const chosen = step.which.map((i) => ({ ...windowLimits[i]!, cost: step.costs[i]! }));
-                    const d = await both((s) => s.admit({ limits: chosen, reservoir: step.reservoir ? reservoir : undefined }));
+                    const member = `r${members.length}`;
+                    members.push(member);
+                    const place = step.reservoir ? { ...reservoir, member, holdMs: step.holdMs } : undefined;
+                    const d = await both((s) => s.admit({ limits: chosen, reservoir: place }));
                     d.windows.forEach((w, i) => starts[step.which[i]!]!.push(w.windowStart));
                     break;
                   }
@@ -485,7 +525,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
                     break;
                   }
                   case 'leave':
-                    await both((s) => s.leaveReservoir(reservoir.key));
+                    await both((s) => s.leaveReservoir(reservoirPlace(reservoir.key, members[step.which % Math.max(1, members.length)] ?? 'r0')));
                     break;
                   case 'pace':
                     await both((s) => s.pace({ key: paceKey(t, `p${step.key}`), rate: step.rate, burst: step.burst }));

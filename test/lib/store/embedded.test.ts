@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
-import { reservoirKey, slotGateKey, windowKey } from '../../../lib/store/keys.js';
+import { reservoirKey, reservoirPlace, slotGateKey, windowKey } from '../../../lib/store/keys.js';
 import type { WindowLimit } from '../../../lib/store/types.js';
 
 const acct: WindowLimit = {
@@ -57,14 +57,15 @@ describe('embedded RateStore', () => {
 
   it('the reservoir refuses once full and frees places as requests leave', async () => {
     const store = createEmbeddedStore(new VirtualClock(0));
-    const reservoir = { key: reservoirKey('t1', 'batch.t1.m'), max: 2 };
-    expect((await store.admit({ limits: [], reservoir })).queued).toBe(1);
-    expect((await store.admit({ limits: [], reservoir })).queued).toBe(2);
-    const full = await store.admit({ limits: [], reservoir });
+    const key = reservoirKey('t1', 'batch.t1.m');
+    const reservoir = (member: string) => ({ key, max: 2, member, holdMs: 60_000 });
+    expect((await store.admit({ limits: [], reservoir: reservoir('a') })).queued).toBe(1);
+    expect((await store.admit({ limits: [], reservoir: reservoir('b') })).queued).toBe(2);
+    const full = await store.admit({ limits: [], reservoir: reservoir('c') });
     expect(full.allowed).toBe(false);
     if (!full.allowed) expect(full.deniedBy).toEqual({ scope: 'reservoir' });
-    await store.leaveReservoir(reservoir.key);
-    expect((await store.admit({ limits: [], reservoir })).allowed).toBe(true);
+    await store.leaveReservoir(reservoirPlace(key, 'a'));
+    expect((await store.admit({ limits: [], reservoir: reservoir('c') })).allowed).toBe(true);
   });
 
   it('paces per key and records only releases', async () => {

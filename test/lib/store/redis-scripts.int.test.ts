@@ -10,7 +10,7 @@ import { Redis as UpstashRedis } from '@upstash/redis';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startRedisServer } from '../../../scripts/redis/server.ts';
-import { paceKey, reservoirKey, slotGateKey, windowKey } from '../../../lib/store/keys.js';
+import { paceKey, reservoirKey, reservoirPlace, slotGateKey, windowKey } from '../../../lib/store/keys.js';
 import { GC_SLACK_MS } from '../../../lib/store/redis/admit.js';
 import { slotReclaimKey } from '../../../lib/store/redis/slot.js';
 import { createTcpStore } from '../../../lib/store/redis/tcp.js';
@@ -62,7 +62,7 @@ function tenantInput(t: string): AdmitInput {
       { key: windowKey({ kind: 'tenant-model', tenant: t, model: 'm' }, 'tokens', minute), scope: 'tenant-model', unit: 'tokens', limit: 50_000, windowMs: minute, cost: 500 },
       { key: windowKey({ kind: 'tenant', tenant: t }, 'requests', minute), scope: 'tenant', unit: 'requests', limit: 1000, windowMs: minute, cost: 1 },
     ],
-    reservoir: { key: reservoirKey(t, `batch.${t}.m`), max: 100 },
+    reservoir: { key: reservoirKey(t, `batch.${t}.m`), max: 100, member: 'r1', holdMs: 60_000 },
   };
 }
 
@@ -73,7 +73,7 @@ async function exercise(store: RateStore): Promise<number> {
   const a = await store.admit(input);
   await store.admit(input);
   await store.reconcile(input.limits.filter((l) => l.unit === 'tokens').map((l, i) => ({ key: l.key, windowStart: a.windows[0]!.windowStart, delta: i ? -100 : 50 })));
-  await store.leaveReservoir(input.reservoir!.key);
+  await store.leaveReservoir(reservoirPlace(input.reservoir!.key, 'r1'));
   await store.pace({ key: paceKey(t, `batch.${t}.m`), rate: 10, burst: 5 });
   const gate = { key: slotGateKey(`m-${uid()}`), capacity: 2, tiers: { realtime: { reserved: 2, lendable: 1 } }, leaseMs: 10_000 };
   await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'l1' });

@@ -1,0 +1,34 @@
+/**
+ * The edge as a process of its own for the chaos bench: the deployed edge's parts
+ * (createParts, role edge: Redis store behind the guard, RocketMQ with the SQS
+ * spillover) and app, on a Node server. Prints `listening <url>` once up.
+ */
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { createEdgeApp } from '../../functions/edge/app.js';
+import { readConfig } from '../../functions/runtime/config.js';
+import { newRequestId } from '../../functions/runtime/ids.js';
+import { createLogger } from '../../functions/runtime/logger.js';
+import { createParts } from '../../functions/runtime/parts.js';
+import { systemClock } from '../../functions/runtime/system-clock.js';
+
+const config = readConfig(process.env);
+const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
+const parts = await createParts(config, systemClock, log, { role: 'edge' });
+const app = createEdgeApp({
+  clock: systemClock,
+  store: parts.store,
+  queue: parts.queue,
+  results: parts.results,
+  policy: parts.policy,
+  newId: newRequestId,
+  log,
+  options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES },
+});
+const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
+  console.log(`listening http://127.0.0.1:${info.port}`);
+});
+process.on('SIGTERM', () => {
+  server.close();
+  void parts.close().finally(() => process.exit(0));
+});
