@@ -11,9 +11,9 @@
  * own and freshly started processes, so nothing one fault leaves behind leaks into
  * the next.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as wait } from 'node:timers/promises';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Redis } from 'ioredis';
@@ -427,6 +427,10 @@ export async function chaosMain(argv: readonly string[]): Promise<void> {
   const unknown = faults.filter((f) => !Object.hasOwn(FAULTS, f));
   if (unknown.length > 0) throw new Error(`unknown fault ${unknown.join(', ')}; known: ${Object.keys(FAULTS).join(', ')}`);
   const rows = await runChaos({ size: SIZES[sizeName], faults, log: (line) => console.log(line) });
+  const report = { bench: 'chaos', size: sizeName, faults: rows };
+  const out = resolve(flag('out') ?? 'bench/out');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'chaos.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(chaosTable(rows));
-  console.log(JSON.stringify({ bench: 'chaos', size: sizeName, faults: rows }));
+  console.log(JSON.stringify(report));
 }
