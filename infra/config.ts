@@ -120,7 +120,7 @@ export const DEFAULTS: Omit<SluiceConfig, 'region' | 'availabilityZones' | 'upst
   dispatcherMaxTasks: 20,
   dispatcherBacklogPerTask: 200,
   dispatcherDrainSeconds: 120,
-  edgeNodeMajor: 20,
+  edgeNodeMajor: 24,
   edgeMemoryMiB: 1024,
   edgeTimeoutSeconds: 300,
   edgeOriginAccess: 'public',

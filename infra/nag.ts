@@ -49,17 +49,15 @@ export function applySuppressions(s: SluiceStacks): void {
   ack(edgeRolePolicy, 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]', KMS_WILDCARDS);
   ack(edgeRolePolicy, 'AwsSolutions-IAM5[Action::kms:ReEncrypt*]', KMS_WILDCARDS);
   ack(edgeRolePolicy, ssmFinding(s.edge, path), ssmReason);
-  if (s.edge.fn.runtime.name === 'nodejs20.x') {
+  if (s.edge.fn.runtime.name !== 'nodejs24.x') {
     ack(
       s.edge.fn,
       'AwsSolutions-L1',
-      'Node.js 20 is the runtime the project targets (package.json engines, DESIGN.md); set context edgeNodeMajor=22 or 24 to move up. Creation of nodejs20.x functions ends 2027-02-01.',
+      `${s.edge.fn.runtime.name} chosen with context edgeNodeMajor (the default is 24, the latest Lambda Node.js runtime).`,
     );
-    ack(
-      s.edge.fn,
-      'CloudFormation-Validate::W2531',
-      'Same as AwsSolutions-L1: Node.js 20 chosen deliberately, switchable with context edgeNodeMajor.',
-    );
+  }
+  if (s.edge.fn.runtime.name === 'nodejs20.x') {
+    ack(s.edge.fn, 'CloudFormation-Validate::W2531', 'Same as AwsSolutions-L1: Node.js 20 chosen with context edgeNodeMajor.');
   }
   ack(
     child(s.edge, 'AccessLogs'),

@@ -40,21 +40,22 @@ export interface EdgeStackProps extends StackProps {
 /** esbuild options shared by CDK bundling and the bundle test. */
 export const EDGE_BUNDLING = {
   format: 'esm',
-  target: 'node20',
   platform: 'node',
   mainFields: ['module', 'main'],
   banner: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
   /**
-   * @aws-sdk/* is provided by the Lambda Node.js 20 runtime. rocketmq-client-nodejs
-   * carries a native module (@node-rs/crc32) esbuild cannot bundle; the runtime loads
-   * it only when SLUICE_ROCKETMQ_ENDPOINTS is set, which the default layout (edge
-   * spilling to SQS) never does. A brokerPublicTls edge needs it in a layer.
+   * Nothing is external: the asset runs from an empty directory (the Lambda task root holds
+   * only the asset), and the SDK the runtime ships is not the version we test with. An external
+   * package here would be a static `import` at the top of the ESM bundle, even when the code
+   * loads it lazily, and the function would fail at cold start with ERR_MODULE_NOT_FOUND.
    */
-  external: ['@aws-sdk/*', 'rocketmq-client-nodejs'],
+  external: [] as string[],
+  /** rocketmq-client-nodejs's one native dependency, replaced by Node's zlib (functions/edge/node-crc32.ts). */
+  alias: { '@node-rs/crc32': './functions/edge/node-crc32.ts' },
 } as const;
 
 /**
- * The edge: the Hono app as a Node.js 20 arm64 Lambda (bundled locally by esbuild),
+ * The edge: the Hono app as a Node.js arm64 Lambda (bundled locally by esbuild),
  * a function URL in RESPONSE_STREAM mode (SSE relays chunk by chunk), and CloudFront in
  * front. The function stays outside the VPC: function URLs do not stream from a
  * VPC-attached function (see infra/README.md). Secrets are read at run time by ARN.
@@ -113,14 +114,14 @@ export class EdgeStack extends Stack {
         mainFields: [...EDGE_BUNDLING.mainFields],
         banner: EDGE_BUNDLING.banner,
         externalModules: [...EDGE_BUNDLING.external],
+        esbuildArgs: Object.fromEntries(Object.entries(EDGE_BUNDLING.alias).map(([from, to]) => [`--alias:${from}`, to])),
         minify: true,
         sourceMap: true,
         metafile: false,
       },
     });
     if (props.nodeMajor === 20) {
-      // Node.js 20 is deprecated by Lambda (creation ends 2027-02-01) but is the runtime the
-      // project targets; context edgeNodeMajor moves it. Same reason as the cdk-nag L1 acknowledgment.
+      // Node.js 20 is deprecated by Lambda (creation ends 2027-02-01); only an explicit edgeNodeMajor=20 gets here.
       (this.fn.node.defaultChild as lambda.CfnFunction).addMetadata('cfn-lint', { config: { ignore_checks: ['W2531'] } });
     }
     // Least privilege: this secret, this queue, this stage's parameters.

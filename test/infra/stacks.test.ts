@@ -63,10 +63,10 @@ describe('app', () => {
 });
 
 describe('edge', () => {
-  it('is a Node.js 20 arm64 function with a RESPONSE_STREAM function URL', () => {
+  it('is a Node.js 24 arm64 function with a RESPONSE_STREAM function URL', () => {
     const t = s.template('edge');
     t.hasResourceProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs20.x',
+      Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
     });
@@ -78,13 +78,13 @@ describe('edge', () => {
 
   it('is not attached to the VPC (function URLs do not stream from VPC functions)', () => {
     const fns = resourcesOf(s, 'edge', 'AWS::Lambda::Function');
-    const edge = Object.values(fns).find((f) => (props(f).Runtime as string) === 'nodejs20.x')!;
+    const edge = Object.values(fns).find((f) => (props(f).Runtime as string) === 'nodejs24.x')!;
     expect(props(edge).VpcConfig).toBeUndefined();
   });
 
   it('reads secrets from Secrets Manager at run time: ids in the environment, never values', () => {
     const fns = resourcesOf(s, 'edge', 'AWS::Lambda::Function');
-    const edge = Object.values(fns).find((f) => (props(f).Runtime as string) === 'nodejs20.x')!;
+    const edge = Object.values(fns).find((f) => (props(f).Runtime as string) === 'nodejs24.x')!;
     const env = ((props(edge).Environment as Json).Variables ?? {}) as Json;
     expect(env.SLUICE_UPSTASH_SECRET_ID).toBe('sluice/test/upstash');
     const keys = Object.keys(env).join(' ');
