@@ -91,7 +91,6 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     parameterPath: paramPath,
     upstashSecret: config.upstashSecret,
     ...(config.gpuApiKeySecret ? { gpuApiKeySecret: config.gpuApiKeySecret } : {}),
-    gpuEndpoints: cfg.gpuEndpoints,
     spillover: queues.spillover,
     deadLetter: queues.deadLetter,
     cpu: cfg.dispatcherCpu,

@@ -18,7 +18,7 @@ const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
 let settle: ((deadLetter: DeadLetter) => Promise<void>) | undefined;
 const parts = await createParts(config, systemClock, log, { role: 'dispatcher', settleDeadLetter: (d) => settle?.(d) ?? Promise.resolve() });
 log.info(parts.describe, 'parts');
-const upstream = createUpstreamClient();
+const upstream = createUpstreamClient({ apiKey: config.SLUICE_UPSTREAM_API_KEY });
 const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
 const dispatchDeps = {
@@ -42,8 +42,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'draining');
-    await subscription.close();
+    log.info({ signal, drainMs: config.SLUICE_DRAIN_MS }, 'draining');
+    // ECS kills the task at stopTimeout: leave before it, with the log line saying so.
+    const drained = await Promise.race([
+      subscription.close().then(() => true),
+      new Promise<false>((resolve) => setTimeout(resolve, config.SLUICE_DRAIN_MS, false).unref()),
+    ]);
+    if (!drained) log.warn({ drainMs: config.SLUICE_DRAIN_MS }, 'drain window over: leaving running work to redelivery');
     await upstream.close();
     await metrics.close();
     await parts.close();

@@ -33,6 +33,16 @@ const Config = z.object({
   SLUICE_ROCKETMQ_ENDPOINTS: z.string().regex(/^[^:]+:\d+$/, 'host:port').optional(),
   SLUICE_ROCKETMQ_TOPIC: z.string().default('sluice-requests'),
   SLUICE_ROCKETMQ_GROUP: z.string().default('sluice-dispatchers'),
+  /** TLS to the proxy: the public endpoint of brokerPublicTls. */
+  SLUICE_ROCKETMQ_TLS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** ACL 2.0 credentials: a Secrets Manager secret holding {"username","password"} (edge), or both values (ECS secrets). */
+  SLUICE_ROCKETMQ_SECRET_ID: z.string().optional(),
+  SLUICE_ROCKETMQ_ACCESS_KEY: z.string().optional(),
+  SLUICE_ROCKETMQ_SECRET_KEY: z.string().optional(),
+  /** Bearer key the GPU endpoints require (an ECS secret). */
+  SLUICE_UPSTREAM_API_KEY: z.string().optional(),
+  /** After SIGTERM, how long a dispatcher lets running work finish before it exits anyway. */
+  SLUICE_DRAIN_MS: z.coerce.number().int().positive().default(110_000),
   /**
    * Physical LiteTopics a busy LiteTopic spreads over (lib/queue/sharded.ts): a FIFO group
    * runs one message per LiteTopic at a time, so this is how many of a tenant's requests
@@ -56,3 +66,7 @@ export function readConfig(env: Record<string, string | undefined>): Config {
   }
   return parsed.data;
 }
+
+/** Every variable the runtime reads: the names the stacks may set (functions/runtime/contract.ts). */
+export const CONFIG_NAMES: readonly (keyof z.input<typeof Config>)[] = Object.keys(Config.shape) as (keyof z.input<typeof Config>)[];
+export type ConfigName = keyof z.input<typeof Config>;

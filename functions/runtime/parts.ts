@@ -28,6 +28,7 @@ import { createUpstashStore } from '../../lib/store/redis/upstash.js';
 import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import type { Config } from './config.js';
+import { rocketmqAccess } from './rocketmq-access.js';
 
 export type Role = 'edge' | 'dispatcher';
 
@@ -87,6 +88,7 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
       endpoints: config.SLUICE_ROCKETMQ_ENDPOINTS,
       parentTopic: config.SLUICE_ROCKETMQ_TOPIC,
       consumerGroup: config.SLUICE_ROCKETMQ_GROUP,
+      access: await rocketmqAccess(config),
       clock,
       log,
       onDeadLetter: deadLetters,

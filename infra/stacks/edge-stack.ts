@@ -11,7 +11,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ROCKETMQ } from '../config.ts';
-import { SLUICE_NAMESPACE } from '../metrics.ts';
+import { runtimeEnv } from '../../functions/runtime/contract.ts';
 import { ConfigStack } from './config-stack.ts';
 
 export interface EdgeStackProps extends StackProps {
@@ -94,7 +94,7 @@ export class EdgeStack extends Stack {
       ...(props.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
       logGroup,
       description: `Sluice ${props.stage} edge (Hono, OpenAI-compatible)`,
-      environment: {
+      environment: runtimeEnv({
         NODE_OPTIONS: '--enable-source-maps',
         SLUICE_STAGE: props.stage,
         SLUICE_POLICY_SSM_PATH: `${props.parameterPath}/policy`,
@@ -104,9 +104,7 @@ export class EdgeStack extends Stack {
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
         ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
         ...(props.brokerCredentials ? { SLUICE_ROCKETMQ_SECRET_ID: props.brokerCredentials.secretArn } : {}),
-        SLUICE_METRICS_NAMESPACE: SLUICE_NAMESPACE,
-        POWERTOOLS_SERVICE_NAME: 'sluice-edge',
-      },
+      }),
       bundling: {
         forceDockerBundling: false,
         format: nodejs.OutputFormat.ESM,

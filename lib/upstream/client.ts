@@ -38,6 +38,8 @@ export interface UpstreamClient {
 
 export interface UpstreamClientOptions {
   readonly connections?: number;
+  /** Bearer key the GPU endpoints require, if any. */
+  readonly apiKey?: string;
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
@@ -49,7 +51,11 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     return request(`${call.baseUrl.replace(/\/$/, '')}${PATHS[call.operation]}`, {
       method: 'POST',
       dispatcher: agent,
-      headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
+      headers: {
+        'content-type': 'application/json',
+        accept: stream ? 'text/event-stream' : 'application/json',
+        ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+      },
       body: JSON.stringify(body),
       signal: AbortSignal.any(signals),
     });
