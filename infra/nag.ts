@@ -86,6 +86,13 @@ export function applySuppressions(s: SluiceStacks): void {
     );
   }
 
+  // --- Queues
+  ack(
+    s.queues.deadLetter,
+    'AwsSolutions-SQS3',
+    'This is the last stop: the dispatchers write requests that failed for good here, with their reason, for an operator (alarm DeadLetterNotEmpty). A dead-letter queue of a dead-letter queue would only move the question.',
+  );
+
   // --- Dispatchers
   const dTask = s.dispatchers.service.taskDefinition;
   ack(dTask, 'AwsSolutions-ECS2', ECS_ENV);

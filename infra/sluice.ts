@@ -128,6 +128,8 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     ...base,
     description: `Sluice ${cfg.stage}: dashboard and alarms`,
     spillover: queues.spillover,
+    spilloverDeadLetter: queues.spilloverDeadLetter,
+    edgeSpillsByDesign: edgeBrokerEndpoint === undefined,
     deadLetter: queues.deadLetter,
     edgeFunction: edge.fn,
     dispatcherService: dispatchers.service,

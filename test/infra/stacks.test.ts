@@ -132,15 +132,18 @@ describe('queues', () => {
     const t = s.template('queues');
     t.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     const queues = Object.values(resourcesOf(s, 'queues', 'AWS::SQS::Queue'));
-    expect(queues).toHaveLength(2);
+    expect(queues).toHaveLength(3);
     for (const q of queues) expect(JSON.stringify(props(q).KmsMasterKeyId)).toMatch(/\{"Fn::GetAtt":\["QueueKey[0-9A-F]+","Arn"\]\}/);
   });
 
-  it('redrives spillover to the dead-letter queue after 5 receives', () => {
+  it('spills into a high-throughput FIFO queue that redrives to its own FIFO dead-letter queue after 5 receives', () => {
+    const fifo = { FifoQueue: true, ContentBasedDeduplication: false, DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
     s.template('queues').hasResourceProperties('AWS::SQS::Queue', {
-      QueueName: 'sluice-test-spillover',
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('DeadLetter'), 'Arn'] }, maxReceiveCount: 5 },
+      QueueName: 'sluice-test-spillover.fifo',
+      ...fifo,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('SpilloverDeadLetter'), 'Arn'] }, maxReceiveCount: 5 },
     });
+    s.template('queues').hasResourceProperties('AWS::SQS::Queue', { QueueName: 'sluice-test-spillover-dead-letter.fifo', ...fifo });
   });
 
   it('refuses non-TLS access', () => {
@@ -262,12 +265,15 @@ describe('broker', () => {
 });
 
 describe('observability', () => {
-  it('alarms on realtime near its limit, DLQ not empty, spillover in use, broker unhealthy, backlog growing', () => {
+  it('alarms on realtime near its limit, DLQs not empty, spillover not draining, broker unhealthy, backlog growing', () => {
     const t = s.template('observability');
     const alarms = Object.keys(t.findResources('AWS::CloudWatch::Alarm'));
-    for (const id of ['RealtimeNearLimit', 'DeadLetterNotEmpty', 'SpilloverInUse', 'DispatcherBacklogGrowing', 'ProxyUnhealthy', 'BrokerNotRunning']) {
+    const ids = ['RealtimeNearLimit', 'DeadLetterNotEmpty', 'SpilloverDeadLetterNotEmpty', 'SpilloverNotDraining', 'DispatcherBacklogGrowing'];
+    for (const id of [...ids, 'ProxyUnhealthy', 'BrokerNotRunning']) {
       expect(alarms.some((a) => a.startsWith(id)), id).toBe(true);
     }
+    // The default edge spills every request by design: an alarm on spilling would never clear.
+    expect(alarms.some((a) => a.startsWith('SpilloverInUse'))).toBe(false);
     t.resourceCountIs('AWS::CloudWatch::CompositeAlarm', 1);
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Metrics: Match.arrayWith([Match.objectLike({ Expression: 'RATE(backlog) * 60' })]),
