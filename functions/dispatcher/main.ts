@@ -6,12 +6,13 @@
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DeadLetter } from '../../lib/queue/types.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
-import { createPrometheusTelemetry, startMetricsServer } from '../dashboard/runtime.js';
+import { startMetricsServer } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
 import { newLeaseId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
+import { createDispatcherTelemetry } from './telemetry.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
@@ -19,7 +20,8 @@ let settle: ((deadLetter: DeadLetter) => Promise<void>) | undefined;
 const parts = await createParts(config, systemClock, log, { role: 'dispatcher', settleDeadLetter: (d) => settle?.(d) ?? Promise.resolve() });
 log.info(parts.describe, 'parts');
 const upstream = createUpstreamClient({ apiKey: config.SLUICE_UPSTREAM_API_KEY });
-const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });
+const { telemetry, prometheus, ...emf } = createDispatcherTelemetry({ clock: systemClock, log, policy: parts.policy, stage: config.SLUICE_STAGE });
+emf.start(config.SLUICE_EMF_INTERVAL_MS);
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
 const dispatchDeps = {
   clock: systemClock,
@@ -51,6 +53,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (!drained) log.warn({ drainMs: config.SLUICE_DRAIN_MS }, 'drain window over: leaving running work to redelivery');
     await upstream.close();
     await metrics.close();
+    emf.stop();
     await parts.close();
     log.info({}, 'drained');
     process.exit(0);

@@ -4,20 +4,21 @@
  * CloudWatch EMF on stdout.
  */
 import { streamHandle } from 'hono/aws-lambda';
-import { createEmfTelemetry, spillRecorder } from '../dashboard/runtime.js';
+import { spillRecorder } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
 import { newRequestId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
 import { createEdgeApp } from './app.js';
+import { createEdgeTelemetry } from './telemetry.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
 let onSpill: ((liteTopic: string, body: string) => void) | undefined;
 const parts = await createParts(config, systemClock, log, { role: 'edge', onSpill: (liteTopic, body) => onSpill?.(liteTopic, body) });
 log.info(parts.describe, 'parts');
-const emf = createEmfTelemetry({ clock: systemClock, log, policy: parts.policy, gauges: false, serviceName: 'sluice-edge', stage: config.SLUICE_STAGE });
+const emf = createEdgeTelemetry({ clock: systemClock, log, policy: parts.policy, stage: config.SLUICE_STAGE });
 const recordSpill = spillRecorder(emf.telemetry);
 onSpill = (liteTopic, body) => {
   recordSpill(liteTopic, body);

@@ -27,6 +27,8 @@ const Config = z.object({
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
   /** Messages of one LiteTopic dispatched side by side; releases still leave in order. */
   SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),
+  /** How often a dispatcher writes its CloudWatch EMF metrics (backlog, in flight) to stdout. */
+  SLUICE_EMF_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
   /** Where a dispatcher serves Prometheus `GET /metrics`. */
   SLUICE_METRICS_PORT: z.coerce.number().int().nonnegative().default(9464),
   /** The queue, when set: a RocketMQ 5.5 proxy (gRPC host:port), else the in-process engine. */

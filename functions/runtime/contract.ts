@@ -5,9 +5,18 @@
  * queues through this module; test/infra/contract.test.ts checks the synthesized templates
  * against it, so a stack cannot set a name the runtime does not read.
  */
+import { CONTRACT_METRICS } from '../../lib/telemetry/emf.js';
 import { CONFIG_NAMES, type ConfigName } from './config.js';
 
 export { CONFIG_NAMES, type ConfigName };
+
+/**
+ * The CloudWatch metrics the stacks alarm and scale on (EMF, dimension Stage; the admission
+ * ones also Tier): the edge writes AdmissionWarning, AdmissionRejected and SpilloverSent,
+ * the dispatchers DispatcherBacklog and Inflight.
+ */
+export const SLUICE_NAMESPACE = 'Sluice';
+export const METRICS = CONTRACT_METRICS;
 
 /** Read by Node.js itself, not by Sluice. */
 export const PLATFORM_ENV = ['NODE_OPTIONS'] as const;
