@@ -18,6 +18,15 @@ export { CONFIG_NAMES, type ConfigName };
 export const SLUICE_NAMESPACE = 'Sluice';
 export const METRICS = CONTRACT_METRICS;
 
+/** The process that emits each of them: what an alarm on it watches. */
+export const METRIC_EMITTER: Record<(typeof METRICS)[keyof typeof METRICS], 'edge' | 'dispatcher'> = {
+  [METRICS.admissionWarning]: 'edge',
+  [METRICS.admissionRejected]: 'edge',
+  [METRICS.spilloverSent]: 'edge',
+  [METRICS.dispatcherBacklog]: 'dispatcher',
+  [METRICS.inflight]: 'dispatcher',
+};
+
 /** Read by Node.js itself, not by Sluice. */
 export const PLATFORM_ENV = ['NODE_OPTIONS'] as const;
 

@@ -7,58 +7,23 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDispatcherTelemetry } from '../../functions/dispatcher/telemetry.ts';
 import { createEdgeTelemetry } from '../../functions/edge/telemetry.ts';
-import { METRICS, SLUICE_NAMESPACE } from '../../functions/runtime/contract.ts';
+import { METRIC_EMITTER, METRICS, SLUICE_NAMESPACE } from '../../functions/runtime/contract.ts';
 import { VirtualClock } from '../../lib/clock/virtual-clock.ts';
 import { admitted, captureLogger, envelope, policyWith, refused } from '../lib/telemetry/helpers.ts';
+import { emfMetrics, sameMetric, watchedMetrics, type MetricId } from '../../scripts/rehearse/metrics.ts';
 import { synthesize, type Synthesized } from './helpers.ts';
 
-type Json = Record<string, unknown>;
-interface Watched {
-  readonly alarm: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly dims: Record<string, string>;
-}
-interface Emitted {
-  readonly namespace: string;
-  readonly name: string;
-  readonly dims: Record<string, string>;
-}
-
 const STAGE = 'metrics';
-/** Which process emits which metric (the one the alarm or scaling watches). */
-const EMITTER: Record<string, 'edge' | 'dispatcher'> = {
-  [METRICS.admissionWarning]: 'edge',
-  [METRICS.admissionRejected]: 'edge',
-  [METRICS.spilloverSent]: 'edge',
-  [METRICS.dispatcherBacklog]: 'dispatcher',
-  [METRICS.inflight]: 'dispatcher',
-};
+const EMITTER: Record<string, 'edge' | 'dispatcher'> = METRIC_EMITTER;
 
-/** Every alarm metric in our namespace, from CloudWatch alarms (step scaling alarms included). */
-function watched(v: Synthesized): Watched[] {
-  const out: Watched[] = [];
-  for (const stack of v.assembly.stacks) {
-    const resources = (stack.template as { Resources: Record<string, { Type: string; Properties: Json }> }).Resources;
-    for (const [id, r] of Object.entries(resources)) {
-      if (r.Type !== 'AWS::CloudWatch::Alarm') continue;
-      const p = r.Properties;
-      const dimsOf = (d: unknown) => Object.fromEntries(((d ?? []) as { Name: string; Value: string }[]).map((x) => [x.Name, x.Value]));
-      if (typeof p.MetricName === 'string') {
-        out.push({ alarm: `${stack.stackName}/${id}`, namespace: String(p.Namespace), name: p.MetricName, dims: dimsOf(p.Dimensions) });
-      }
-      for (const m of (p.Metrics ?? []) as { MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions?: unknown } } }[]) {
-        if (!m.MetricStat) continue;
-        const metric = m.MetricStat.Metric;
-        out.push({ alarm: `${stack.stackName}/${id}`, namespace: metric.Namespace, name: metric.MetricName, dims: dimsOf(metric.Dimensions) });
-      }
-    }
-  }
-  return out.filter((w) => w.namespace === SLUICE_NAMESPACE);
-}
+const watched = (v: Synthesized) =>
+  watchedMetrics(
+    v.assembly.stacks.map((s) => ({ stack: s.stackName, ...(s.template as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> }) })),
+    SLUICE_NAMESPACE,
+  );
 
 /** Runs `work` and returns the EMF metrics it wrote to stdout. */
-function captureEmf(work: () => void): Emitted[] {
+function captureEmf(work: () => void): MetricId[] {
   const lines: string[] = [];
   const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     lines.push(String(chunk));
@@ -69,21 +34,11 @@ function captureEmf(work: () => void): Emitted[] {
   } finally {
     spy.mockRestore();
   }
-  const out: Emitted[] = [];
-  for (const line of lines.join('').split('\n').filter((l) => l.startsWith('{'))) {
-    const doc = JSON.parse(line) as Json & { _aws?: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] } };
-    for (const d of doc._aws?.CloudWatchMetrics ?? []) {
-      for (const set of d.Dimensions) {
-        const dims = Object.fromEntries(set.map((k) => [k, String(doc[k])]));
-        for (const m of d.Metrics) out.push({ namespace: d.Namespace, name: m.Name, dims });
-      }
-    }
-  }
-  return out;
+  return emfMetrics(lines.join('').split('\n'));
 }
 
 let v: Synthesized;
-const emitted: Record<'edge' | 'dispatcher', Emitted[]> = { edge: [], dispatcher: [] };
+const emitted: Record<'edge' | 'dispatcher', MetricId[]> = { edge: [], dispatcher: [] };
 beforeAll(() => {
   v = synthesize({ stage: STAGE }, { bundle: false });
   const policy = policyWith(1);
@@ -116,9 +71,7 @@ describe('metrics the stacks alarm and scale on', () => {
     for (const w of watched(v)) {
       const process = EMITTER[w.name];
       expect(process, `${w.alarm} reads ${w.name}, which no process is known to emit`).toBeDefined();
-      const match = emitted[process!].find(
-        (e) => e.namespace === w.namespace && e.name === w.name && JSON.stringify(sorted(e.dims)) === JSON.stringify(sorted(w.dims)),
-      );
+      const match = emitted[process!].find((e) => sameMetric(e, w));
       expect(match, `${w.alarm}: ${w.namespace}/${w.name} ${JSON.stringify(w.dims)} not in the ${process} EMF`).toBeDefined();
     }
   });
@@ -129,7 +82,3 @@ describe('metrics the stacks alarm and scale on', () => {
     }
   });
 });
-
-function sorted(dims: Record<string, string>): [string, string][] {
-  return Object.entries(dims).sort(([a], [b]) => a.localeCompare(b));
-}
