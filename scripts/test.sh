@@ -9,4 +9,4 @@ cd "$(dirname "$0")/.."
 npx tsc --noEmit
 npx vitest run "$@"
 # Only on a full run: a filtered run (`npm test -- path`) is about those tests.
-[ "$#" -eq 0 ] && npm run rehearse
+if [ "$#" -eq 0 ]; then npm run rehearse; fi
