@@ -64,6 +64,11 @@ export function applySuppressions(s: SluiceStacks): void {
     'AwsSolutions-S1',
     'This bucket is the CloudFront access-log destination; logging it into itself would loop, and a second log bucket would only move the finding.',
   );
+  ack(
+    s.edge.originSecret,
+    'AwsSolutions-SMG4',
+    'CloudFront reads this value at deploy time (a dynamic reference in the origin headers) and the edge at cold start: a scheduled rotation would change the secret without changing the distribution, and the edge would refuse CloudFront. Rotate by putting a new value and redeploying the Edge stack (infra/README.md).',
+  );
   const dist = s.edge.distribution;
   ack(dist, 'AwsSolutions-CFR1', 'An API for tenants anywhere; who may call it is decided per API key by the edge, not by country. Add geo restrictions per deployment if required.');
   if (!s.edge.hasWebAcl) {

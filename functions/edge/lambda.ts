@@ -3,14 +3,17 @@
  * Parts are built once per execution environment, at cold start; metrics leave as
  * CloudWatch EMF on stdout.
  */
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { streamHandle } from 'hono/aws-lambda';
 import { spillRecorder } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
+import { SECRET_FIELDS } from '../runtime/contract.js';
 import { newRequestId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
 import { createEdgeApp } from './app.js';
+import { requireOriginSecret } from './origin-verify.js';
 import { createEdgeTelemetry } from './telemetry.js';
 
 const config = readConfig(process.env);
@@ -25,7 +28,7 @@ onSpill = (liteTopic, body) => {
   emf.flush();
 };
 
-export const app = createEdgeApp({
+const edgeApp = createEdgeApp({
   clock: systemClock,
   store: parts.store,
   queue: parts.queue,
@@ -41,4 +44,12 @@ export const app = createEdgeApp({
   },
   options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES },
 });
+export const app = config.SLUICE_ORIGIN_SECRET_ID ? requireOriginSecret(edgeApp, await originSecret(config.SLUICE_ORIGIN_SECRET_ID)) : edgeApp;
 export const handler = streamHandle(app);
+
+async function originSecret(id: string): Promise<string> {
+  const secret = (await getSecret(id, { transform: 'json' })) as Record<string, unknown> | undefined;
+  const value = secret?.[SECRET_FIELDS.origin.value];
+  if (typeof value !== 'string' || value.length < 16) throw new Error(`secret ${id} must hold JSON {"value": <at least 16 characters>}`);
+  return value;
+}

@@ -22,6 +22,8 @@ const Config = z.object({
   /** When the shared store is slow or down: fail open onto a conservative local limiter, or closed with 503. */
   SLUICE_STORE_FAILURE_MODE: z.enum(['fail-open', 'fail-closed']).default('fail-open'),
   SLUICE_STORE_TIMEOUT_MS: z.coerce.number().int().positive().default(250),
+  /** A secret holding {"value"}: the header CloudFront adds; requests without it are refused (403). */
+  SLUICE_ORIGIN_SECRET_ID: z.string().optional(),
   /** Request bodies larger than this are refused with 413. */
   SLUICE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),

@@ -42,6 +42,9 @@ export function isRuntimeEnvName(name: string): boolean {
   return (CONFIG_NAMES as readonly string[]).includes(name) || (PLATFORM_ENV as readonly string[]).includes(name);
 }
 
+/** Header CloudFront adds to every origin request; the edge refuses requests without it. */
+export const ORIGIN_VERIFY_HEADER = 'x-sluice-origin-verify';
+
 /** JSON fields of the secrets the stacks create or reference, and the runtime reads. */
 export const SECRET_FIELDS = {
   upstash: { url: 'url', token: 'token' },

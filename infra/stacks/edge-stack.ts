@@ -1,4 +1,4 @@
-import { Stack, type StackProps, Duration, RemovalPolicy, CfnOutput } from 'aws-cdk-lib';
+import { Stack, type StackProps, Duration, RemovalPolicy, CfnOutput, SecretValue } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -7,11 +7,11 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ROCKETMQ } from '../config.ts';
-import { runtimeEnv } from '../../functions/runtime/contract.ts';
+import { ORIGIN_VERIFY_HEADER, runtimeEnv, SECRET_FIELDS } from '../../functions/runtime/contract.ts';
 import { ConfigStack } from './config-stack.ts';
 
 export interface EdgeStackProps extends StackProps {
@@ -66,6 +66,7 @@ export class EdgeStack extends Stack {
   readonly distribution: cloudfront.Distribution;
   readonly hasWebAcl: boolean;
   readonly hasCustomDomain: boolean;
+  readonly originSecret: secretsmanager.Secret;
 
   constructor(scope: Construct, id: string, props: EdgeStackProps) {
     super(scope, id, props);
@@ -81,6 +82,17 @@ export class EdgeStack extends Stack {
       description: `Sluice ${props.stage} edge function`,
     });
     logGroup.grantWrite(role);
+    // CloudFront proves itself to the function with this header (functions/edge/origin-verify.ts).
+    this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
+      secretName: `sluice/${props.stage}/origin-verify`,
+      description: `Sluice ${props.stage}: header value CloudFront adds to origin requests; the edge refuses requests without it`,
+      generateSecretString: {
+        secretStringTemplate: '{}',
+        generateStringKey: SECRET_FIELDS.origin.value,
+        excludePunctuation: true,
+        passwordLength: 48,
+      },
+    });
     const runtime = { 20: lambda.Runtime.NODEJS_20_X, 22: lambda.Runtime.NODEJS_22_X, 24: lambda.Runtime.NODEJS_24_X }[props.nodeMajor];
     this.fn = new nodejs.NodejsFunction(this, 'Handler', {
       role,
@@ -100,6 +112,7 @@ export class EdgeStack extends Stack {
         SLUICE_POLICY_SSM_PATH: `${props.parameterPath}/policy`,
         // The function reads the secret by id at run time; its value is never in the template.
         SLUICE_UPSTASH_SECRET_ID: props.upstashSecret.secretName,
+        SLUICE_ORIGIN_SECRET_ID: this.originSecret.secretName,
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
         ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
@@ -124,6 +137,7 @@ export class EdgeStack extends Stack {
     }
     // Least privilege: this secret, this queue, this stage's parameters.
     props.upstashSecret.grantRead(this.fn);
+    this.originSecret.grantRead(this.fn);
     props.brokerCredentials?.grantRead(this.fn);
     props.spillover.grantSendMessages(this.fn);
     ConfigStack.grantPolicyRead(this.fn, this, props.parameterPath);
@@ -136,6 +150,10 @@ export class EdgeStack extends Stack {
     const originProps = {
       readTimeout: Duration.seconds(props.originReadTimeoutSeconds),
       keepaliveTimeout: Duration.seconds(60),
+      // A dynamic reference, resolved by CloudFormation at deploy time: the value is not in the template.
+      customHeaders: {
+        [ORIGIN_VERIFY_HEADER]: SecretValue.secretsManager(this.originSecret.secretName, { jsonField: SECRET_FIELDS.origin.value }).unsafeUnwrap(),
+      },
     };
     const origin =
       props.originAccess === 'oac'

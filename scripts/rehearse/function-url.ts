@@ -31,12 +31,16 @@ export interface FunctionUrlOptions {
   readonly functionTimeoutSeconds: number;
   readonly originReadTimeoutSeconds: number;
   readonly functionArn: string;
+  /** Headers CloudFront adds to each origin request (the distribution's OriginCustomHeaders). */
+  readonly originHeaders: Record<string, string>;
   readonly log: (line: string) => void;
 }
 
 export interface FunctionUrlFront {
   /** The CloudFront-like front's base URL. */
   readonly url: string;
+  /** The function URL itself, called directly (no CloudFront headers, no CloudFront timeouts). */
+  readonly functionUrl: string;
   readonly runtimeApi: string;
   /** Environments started so far (cold starts). */
   environments(): number;
@@ -146,8 +150,9 @@ export async function startFunctionUrl(options: FunctionUrlOptions): Promise<Fun
 
   const urlId = randomUUID().replace(/-/g, '').slice(0, 32);
   const functionHost = `${urlId}.lambda-url.us-east-1.on.aws`;
-  const front = createServer((req, res) => void frontRoute(req, res));
-  async function frontRoute(req: IncomingMessage, res: ServerResponse) {
+  const front = createServer((req, res) => void frontRoute(req, res, true));
+  const direct = createServer((req, res) => void frontRoute(req, res, false));
+  async function frontRoute(req: IncomingMessage, res: ServerResponse, viaCloudFront: boolean) {
     let body: Buffer;
     try {
       body = await readAll(req, MAX_REQUEST_BYTES);
@@ -155,8 +160,9 @@ export async function startFunctionUrl(options: FunctionUrlOptions): Promise<Fun
       res.writeHead(413, { 'content-type': 'application/json' }).end('{"Message":"Request Too Long"}');
       return;
     }
-    const event = functionUrlEvent(req, body, functionHost, urlId);
-    const readTimeoutMs = options.originReadTimeoutSeconds * 1000;
+    if (viaCloudFront) for (const [k, v] of Object.entries(options.originHeaders)) req.headers[k.toLowerCase()] = v;
+    const event = functionUrlEvent(req, body, functionHost, urlId, viaCloudFront);
+    const readTimeoutMs = (viaCloudFront ? options.originReadTimeoutSeconds : options.functionTimeoutSeconds) * 1000;
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {
       clearTimeout(timer);
@@ -181,19 +187,21 @@ export async function startFunctionUrl(options: FunctionUrlOptions): Promise<Fun
     });
   }
   await listen(front);
+  await listen(direct);
   const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  const functionUrl = `http://127.0.0.1:${(direct.address() as AddressInfo).port}`;
   options.log(`function URL front on ${url} (Runtime API ${runtimeApi})`);
   return {
     url,
+    functionUrl,
     runtimeApi,
     environments: () => started,
     initErrors,
     async close() {
       closing = true;
       await Promise.all(environments.map((e) => e.stop()));
-      front.closeAllConnections();
-      api.closeAllConnections();
-      await Promise.all([new Promise((r) => front.close(r)), new Promise((r) => api.close(r))]);
+      for (const server of [front, direct, api]) server.closeAllConnections();
+      await Promise.all([front, direct, api].map((server) => new Promise((r) => server.close(r))));
     },
   };
 }
@@ -253,15 +261,17 @@ function bufferedResponse(raw: Buffer, res: ServerResponse) {
 }
 
 /** The payload 2.0 event a function URL sends for this request. */
-export function functionUrlEvent(req: IncomingMessage, body: Buffer, host: string, urlId: string) {
+export function functionUrlEvent(req: IncomingMessage, body: Buffer, host: string, urlId: string, viaCloudFront: boolean) {
   const url = new URL(req.url ?? '/', 'http://front');
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'cookie') headers[k] = Array.isArray(v) ? v.join(',') : v;
   headers.host = host;
   headers['x-forwarded-proto'] = 'https';
   headers['x-forwarded-for'] = req.socket.remoteAddress ?? '127.0.0.1';
-  headers['x-amz-cf-id'] = randomUUID();
-  headers.via = '2.0 rehearsal.cloudfront.net (CloudFront)';
+  if (viaCloudFront) {
+    headers['x-amz-cf-id'] = randomUUID();
+    headers.via = '2.0 rehearsal.cloudfront.net (CloudFront)';
+  }
   const query: Record<string, string> = {};
   for (const [k, v] of url.searchParams) query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
   const text = body.length === 0 || TEXT_TYPES.test(headers['content-type'] ?? '');

@@ -9,7 +9,7 @@
  * test through the front. Each step says what it read and what it stood in for.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -141,6 +141,18 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       await ssm.send(new PutParameterCommand({ Name: name, Value: app.resolve(configStack, p.Properties.Value, world), Type: 'String', Overwrite: true }));
       log(`ssm ${name} seeded from the template`);
     }
+    // Secrets the stacks create (generated values), then the one the README has the user create.
+    for (const t of app.templates.values()) {
+      for (const [id, r] of app.resources(t, 'AWS::SecretsManager::Secret')) {
+        const gen = r.Properties.GenerateSecretString as { SecretStringTemplate?: string; GenerateStringKey?: string } | undefined;
+        if (typeof r.Properties.Name !== 'string') continue;
+        const value = gen?.GenerateStringKey
+          ? JSON.stringify({ ...JSON.parse(gen.SecretStringTemplate ?? '{}'), [gen.GenerateStringKey]: randomBytes(24).toString('hex') })
+          : randomBytes(24).toString('hex');
+        await secrets.send(new CreateSecretCommand({ Name: r.Properties.Name, SecretString: value }));
+        log(`secret ${r.Properties.Name} (${t.stack}/${id}) generated as the template says`);
+      }
+    }
     const upstashSecretName = app.resolve(configStack, app.output(configStack, 'UpstashSecretName'), world);
     await secrets.send(new CreateSecretCommand({ Name: upstashSecretName, SecretString: JSON.stringify({ url: upstash.url, token: upstashToken }) }));
     log(`secret ${upstashSecretName} created as infra/README.md says (url, token)`);
@@ -196,7 +208,13 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     standInForProxy(fnEnv, rocketmq.endpoints);
     const runtime = String(fn.Properties.Runtime);
     const [, dist] = one(app.resources(edgeStack, 'AWS::CloudFront::Distribution'), 'distribution');
-    const origin = ((dist.Properties.DistributionConfig as { Origins: Array<{ CustomOriginConfig: { OriginReadTimeout: number } }> }).Origins)[0]!;
+    const origin = ((dist.Properties.DistributionConfig as {
+      Origins: Array<{ CustomOriginConfig: { OriginReadTimeout: number }; OriginCustomHeaders?: Array<{ HeaderName: string; HeaderValue: unknown }> }>;
+    }).Origins)[0]!;
+    const originHeaders: Record<string, string> = {};
+    for (const h of origin.OriginCustomHeaders ?? []) {
+      originHeaders[h.HeaderName] = await dynamicReferences(secrets, app.resolve(edgeStack, h.HeaderValue, world));
+    }
     const ric = ensureRic(cache, log);
     const edgeLines: string[] = [];
     const functionName = 'sluice-rehearsal-edge';
@@ -204,6 +222,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       maxEnvironments: 4,
       functionTimeoutSeconds: Number(fn.Properties.Timeout ?? 3),
       originReadTimeoutSeconds: origin.CustomOriginConfig.OriginReadTimeout,
+      originHeaders,
       functionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${functionName}`,
       log,
       startEnvironment: (runtimeApi, index) =>
@@ -243,6 +262,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const policyPath = must(fnEnv.SLUICE_POLICY_SSM_PATH, 'the edge has no SLUICE_POLICY_SSM_PATH');
     const result: SmokeResult = await smoke({
       baseUrl: front.url,
+      functionUrl: front.functionUrl,
       model: 'sim-llm',
       log,
       putParameter: async (name, value) => void (await ssm.send(new PutParameterCommand({ Name: `${policyPath}/${name}`, Value: value, Type: 'String', Overwrite: true }))),
@@ -296,6 +316,19 @@ function queueAttributes(app: Assembly, t: Template, p: Record<string, unknown>,
     } else if (k !== 'QueueName' && k !== 'Tags') skipped.push(k);
   }
   return { attributes, skipped };
+}
+
+/** CloudFormation dynamic references to Secrets Manager, `{{resolve:secretsmanager:<id>:SecretString:<field>::}}`. */
+async function dynamicReferences(client: SecretsManagerClient, value: string): Promise<string> {
+  let out = value;
+  for (const m of value.matchAll(/\{\{resolve:secretsmanager:([^:}]+):SecretString:([^:}]*):[^:}]*:[^:}]*\}\}/g)) {
+    const secret = await client.send(new GetSecretValueCommand({ SecretId: m[1] }));
+    const v = m[2] ? (JSON.parse(secret.SecretString!) as Record<string, string>)[m[2]] : secret.SecretString;
+    if (typeof v !== 'string') throw new Error(`dynamic reference ${m[0]}: no such field`);
+    out = out.replace(m[0], v);
+  }
+  if (out.includes('{{resolve:')) throw new Error(`unresolved dynamic reference in ${value}`);
+  return out;
 }
 
 /** An ECS secret reference, `arn:...:secret:<name>:<json field>::`, read from the stand-in. */

@@ -7,6 +7,8 @@ import { createHash, randomBytes } from 'node:crypto';
 
 export interface SmokeOptions {
   readonly baseUrl: string;
+  /** The function URL called directly, around CloudFront: it must refuse. */
+  readonly functionUrl: string;
   readonly model: string;
   readonly log: (line: string) => void;
   putParameter(name: string, value: string): Promise<void>;
@@ -74,6 +76,11 @@ export async function smoke(o: SmokeOptions): Promise<SmokeResult> {
     }
     check('async: 202 then the result', asyncRes.status === 202 && final?.status === 'completed',
       `${asyncRes.status} ${accepted?.id ?? ''}, then ${JSON.stringify(final ?? {}).slice(0, 160)}`);
+
+    // around CloudFront: refused
+    const bypass = await fetch(`${o.functionUrl}/v1/chat/completions`, { method: 'POST', headers, body: chat({}) });
+    const bypassBody = await bypass.text();
+    check('function URL called directly is refused', bypass.status === 403, `${bypass.status}: ${bypassBody.slice(0, 160)}`);
 
     // a limit changed in SSM shows within the refresh interval
     const defaults = JSON.parse(await o.getParameter('defaults')) as { accountModel: { rpm: number } };
