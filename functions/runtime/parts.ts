@@ -28,6 +28,7 @@ import { createUpstashStore } from '../../lib/store/redis/upstash.js';
 import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import type { Config } from './config.js';
+import { upstashKeeper, withLastGoodPolicy } from './last-good-policy.js';
 import { rocketmqAccess } from './rocketmq-access.js';
 
 export type Role = 'edge' | 'dispatcher';
@@ -147,7 +148,10 @@ export interface PartsOptions {
 
 export async function createParts(config: Config, clock: Clock, log: Logger, options: PartsOptions = {}): Promise<Parts> {
   const { settleDeadLetter } = options;
-  const source = policySource(config);
+  const upstash = await upstashClient(config);
+  const source = upstash && config.SLUICE_POLICY_SSM_PATH
+    ? withLastGoodPolicy(policySource(config), upstashKeeper(upstash), `sluice:${config.SLUICE_STAGE}:policy:last-good`, log)
+    : policySource(config);
   const holder = await createPolicyHolder({
     source,
     clock,
@@ -160,7 +164,6 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
   let results: ResultChannel;
   const closers: Array<() => Promise<void>> = [];
   const describe: Record<string, string> = { policy: source.name };
-  const upstash = await upstashClient(config);
   if (upstash) {
     shared = createUpstashStore({ redis: upstash });
     results = createRedisResults({ transport: upstashTransport(upstash), clock });

@@ -83,8 +83,9 @@ export class EdgeStack extends Stack {
     });
     logGroup.grantWrite(role);
     // CloudFront proves itself to the function with this header (functions/edge/origin-verify.ts).
+    const originSecretName = `sluice/${props.stage}/origin-verify`;
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
-      secretName: `sluice/${props.stage}/origin-verify`,
+      secretName: originSecretName,
       description: `Sluice ${props.stage}: header value CloudFront adds to origin requests; the edge refuses requests without it`,
       generateSecretString: {
         secretStringTemplate: '{}',
@@ -112,7 +113,7 @@ export class EdgeStack extends Stack {
         SLUICE_POLICY_SSM_PATH: `${props.parameterPath}/policy`,
         // The function reads the secret by id at run time; its value is never in the template.
         SLUICE_UPSTASH_SECRET_ID: props.upstashSecret.secretName,
-        SLUICE_ORIGIN_SECRET_ID: this.originSecret.secretName,
+        SLUICE_ORIGIN_SECRET_ID: originSecretName,
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
         ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
@@ -152,7 +153,7 @@ export class EdgeStack extends Stack {
       keepaliveTimeout: Duration.seconds(60),
       // A dynamic reference, resolved by CloudFormation at deploy time: the value is not in the template.
       customHeaders: {
-        [ORIGIN_VERIFY_HEADER]: SecretValue.secretsManager(this.originSecret.secretName, { jsonField: SECRET_FIELDS.origin.value }).unsafeUnwrap(),
+        [ORIGIN_VERIFY_HEADER]: SecretValue.secretsManager(originSecretName, { jsonField: SECRET_FIELDS.origin.value }).unsafeUnwrap(),
       },
     };
     const origin =
@@ -195,6 +196,9 @@ export class EdgeStack extends Stack {
       logBucket: accessLogs,
       logFilePrefix: 'cloudfront/',
     });
+
+    // The origin header's dynamic reference names the secret, which CloudFormation must create first.
+    this.distribution.node.addDependency(this.originSecret);
 
     new CfnOutput(this, 'EdgeUrl', { value: `https://${props.domainName ?? this.distribution.distributionDomainName}`, description: 'OpenAI-compatible base URL is <EdgeUrl>/v1' });
     new CfnOutput(this, 'FunctionUrl', { value: this.url.url, description: 'Direct function URL (streaming)' });
