@@ -38,7 +38,7 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
   const network = new NetworkStack(app, `${prefix}-Network`, {
     ...base,
     description: `Sluice ${cfg.stage}: VPC for the broker and the dispatchers`,
-    availabilityZones: cfg.availabilityZones,
+    ...(cfg.availabilityZones ? { availabilityZones: cfg.availabilityZones } : {}),
     vpcCidr: cfg.vpcCidr,
     natGateways: cfg.natGateways,
     ...(cfg.existingVpc ? { existingVpc: cfg.existingVpc } : {}),

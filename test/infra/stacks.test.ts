@@ -322,6 +322,18 @@ describe('variants', () => {
     v.cleanup();
   });
 
+  it('zones: never guessed from the region name; given ones are used as they are', () => {
+    const agnostic = synthesize({ stage: 'azs' }, { bundle: false });
+    const subnets = Object.values(agnostic.template('network').findResources('AWS::EC2::Subnet')).map((r) => JSON.stringify(r.Properties.AvailabilityZone));
+    // Account-agnostic: chosen at deploy time among the account's own zones.
+    expect(subnets.every((z) => z.includes('Fn::GetAZs'))).toBe(true);
+    agnostic.cleanup();
+    const given = synthesize({ stage: 'azs2', availabilityZones: JSON.stringify(['us-east-1c', 'us-east-1d']) }, { bundle: false });
+    const zones = Object.values(given.template('network').findResources('AWS::EC2::Subnet')).map((r) => r.Properties.AvailabilityZone as string);
+    expect(new Set(zones)).toEqual(new Set(['us-east-1c', 'us-east-1d']));
+    given.cleanup();
+  });
+
   it('with edgeOriginAccess=oac: IAM-authenticated function URL signed by a Lambda origin access control', () => {
     const v = synthesize({ stage: 'oac', edgeOriginAccess: 'oac' }, { bundle: false });
     const e = v.template('edge');
