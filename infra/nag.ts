@@ -35,6 +35,14 @@ function ssmFinding(stack: Stack, parameterPath: string): string {
   return `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ssm:${r}:${account}:parameter${parameterPath}/*]`;
 }
 
+/** Region and account as cdk-nag prints them in a finding: the value, or the pseudo parameter. */
+function where(stack: Stack): { region: string; account: string } {
+  return {
+    region: stack.region.startsWith('${Token') ? '<AWS::Region>' : stack.region,
+    account: stack.account.startsWith('${Token') ? '<AWS::AccountId>' : stack.account,
+  };
+}
+
 const KMS_WILDCARDS =
   "CDK's SQS send/consume grant on a KMS-encrypted queue: kms:GenerateDataKey*/ReEncrypt* are action families (no narrower actions exist for envelope encryption) and the statement's resource is the one queue key, not *.";
 const ECS_ENV =
@@ -121,9 +129,9 @@ export function applySuppressions(s: SluiceStacks): void {
       'Internal NLB with a plain TCP listener: NLB access logs are only written for TLS listeners, so there is nothing to log (the public TLS listener, when enabled, logs to S3).',
     );
     ack(
-      b.initFunctionRole,
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      'The CDK-provided AwsCustomResource handler that starts the one-off mqadmin task; the managed policy only lets it write its own logs. Its task permissions are ecs:RunTask on the init task definition and iam:PassRole on that task’s two roles.',
+      child(b.initFunctionRole, 'DefaultPolicy'),
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${where(b).region}:${where(b).account}:task/<ClusterEB0386A7>/*]`,
+      'The init handler waits for the task it started with ecs:DescribeTasks, whose resource is the task ARN, known only at run time; the wildcard is this cluster’s tasks. It may start only the init task definition (ecs:RunTask with an ecs:cluster condition) and pass only that task’s two roles.',
     );
     if (b.publicLogBucket) {
       ack(b.publicLogBucket, 'AwsSolutions-S1', 'This bucket is the public NLB’s access-log destination; logging it into itself would loop.');

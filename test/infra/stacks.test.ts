@@ -246,19 +246,21 @@ describe('broker', () => {
     t.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', { Port: 8081, Protocol: 'TCP', TargetType: 'ip', HealthCheckProtocol: 'TCP' });
   });
 
-  it('creates the LITE parent topic and the wildcard group on deploy with a one-off task', () => {
+  it('creates the LITE parent topic and the wildcard group on deploy with a one-off task it waits for', () => {
     const t = s.template('broker');
-    const cr = Object.values(t.findResources('Custom::AWS')).map((x) => JSON.stringify(props(x)));
+    const cr = Object.values(t.findResources('Custom::RunTaskToCompletion')).map((x) => JSON.stringify(props(x)));
     expect(cr).toHaveLength(1);
-    expect(cr[0]).toContain('runTask');
-    expect(cr[0]).toContain('tasks.0.taskArn'); // response trimmed under the 4 KB custom-resource limit
+    expect(cr[0]).toMatch(/inittask/i);
+    // The deploy waits for the task and fails when it fails (test/infra/run-task-to-completion.test.ts).
+    const fns = JSON.stringify(t.findResources('AWS::Lambda::Function'));
+    expect(fns).toContain('DescribeTasksCommand');
     const defs = JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'));
     expect(defs).toContain('updateTopic');
     expect(defs).toContain('-t sluice-requests -a +message.type=LITE');
     expect(defs).toContain('-g sluice-dispatchers');
     expect(defs).toContain('+lite.bind.topic=sluice-requests,+lite.sub.wildcard=true');
     // The handler may start only that task definition and pass only its roles.
-    const sts = statements(s, 'broker', 'AWS679f53fac002430cb0da5b7982bd2287');
+    const sts = statements(s, 'broker', 'CreateTopicAndGroupHandlerRole');
     const run = sts.find((st) => asArray(st.Action as string | string[]).includes('ecs:RunTask'))!;
     expect(JSON.stringify(run.Resource)).toMatch(/inittask/i);
   });
