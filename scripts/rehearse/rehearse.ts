@@ -26,6 +26,7 @@ import { startRedisServer } from '../redis/server.ts';
 import { startRocketMQ } from '../rocketmq/index.ts';
 import { freePort } from '../rocketmq/ports.ts';
 import { startUpstashRestServer } from '../upstash-rest/server.ts';
+import { runBrokerInit } from './broker-init.ts';
 import { buildImage } from './dockerfile.ts';
 import { startFunctionUrl } from './function-url.ts';
 import { ensureRic, startRicEnvironment } from './lambda-ric.ts';
@@ -99,9 +100,13 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       startRedisServer({ log: (m) => log(`[redis] ${m}`) }),
       startMoto((m) => log(`[moto] ${m}`)),
       startElasticMQ({ cacheDir: cache, log: (m) => log(`[elasticmq] ${m}`) }),
-      startRocketMQ({ cacheDir: cache, log: (m) => log(`[rocketmq] ${m}`) }),
+      // Its own topic and group under other names: sluice's are created by the stack's init script below.
+      startRocketMQ({ cacheDir: cache, parentTopic: 'rehearsal-unused', consumerGroup: 'rehearsal-unused', log: (m) => log(`[rocketmq] ${m}`) }),
     ]);
     stops.push(() => redis.close(), () => moto.close(), () => elasticmq.stop(), () => rocketmq.stop());
+    const init = await runBrokerInit({ app, cacheDir: cache, namesrv: rocketmq.namesrv, log });
+    check('broker init task (the Broker stack\'s mqadmin script) creates the topic and group', init.ok, init.detail);
+    if (!init.ok) throw new Error('the broker init task failed; the deploy would fail here');
     const upstash = await startUpstashRestServer({ redisUrl: redis.url, token: upstashToken });
     stops.push(() => upstash.close());
     const endpoints = {
