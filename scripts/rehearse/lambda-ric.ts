@@ -8,6 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Environment } from './function-url.ts';
+import { eachLine } from './lines.ts';
 
 export const RIC_VERSION = '4.0.2';
 
@@ -43,17 +44,7 @@ export function startRicEnvironment(options: {
     env: { ...options.env, AWS_LAMBDA_RUNTIME_API: options.runtimeApi, LAMBDA_TASK_ROOT: options.taskRoot, _HANDLER: options.handler },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  for (const s of [child.stdout, child.stderr]) {
-    let buf = '';
-    s.on('data', (d: Buffer) => {
-      buf += d.toString();
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        options.onLine(buf.slice(0, i), options.index);
-        buf = buf.slice(i + 1);
-      }
-    });
-  }
+  for (const s of [child.stdout, child.stderr]) eachLine(s, (line) => options.onLine(line, options.index));
   return {
     exited: new Promise<void>((done) => child.once('exit', () => done())),
     stop: () =>

@@ -30,6 +30,7 @@ import { runBrokerInit } from './broker-init.ts';
 import { buildImage } from './dockerfile.ts';
 import { startFunctionUrl } from './function-url.ts';
 import { ensureRic, startRicEnvironment } from './lambda-ric.ts';
+import { eachLine } from './lines.ts';
 import { emfMetrics, sameMetric, watchedMetrics } from './metrics.ts';
 import { smoke, type SmokeResult } from './smoke.ts';
 import { Assembly, type LocalWorld, type Template } from './templates.ts';
@@ -359,17 +360,7 @@ function dockerAsset(out: string, stack: string): { dockerFile: string } {
 function startProcess(cmd: string[], cwd: string, env: Record<string, string>, onLine: (line: string) => void) {
   const [bin, ...args] = cmd;
   const child: ChildProcess = spawn(bin === 'node' ? process.execPath : bin!, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const s of [child.stdout!, child.stderr!]) {
-    let buf = '';
-    s.on('data', (d: Buffer) => {
-      buf += d.toString();
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        onLine(buf.slice(0, i));
-        buf = buf.slice(i + 1);
-      }
-    });
-  }
+  for (const s of [child.stdout!, child.stderr!]) eachLine(s, onLine);
   return {
     stop: () =>
       new Promise<void>((done) => {
