@@ -38,12 +38,11 @@ export class QueuesStack extends Stack {
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // Every queue: the one rotating key, TLS only.
+    const encrypted = { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: this.key, dataKeyReuse: Duration.minutes(5), enforceSSL: true };
     this.deadLetter = new sqs.Queue(this, 'DeadLetter', {
       queueName: `sluice-${props.stage}-dead-letter`,
-      encryption: sqs.QueueEncryption.KMS,
-      encryptionMasterKey: this.key,
-      dataKeyReuse: Duration.minutes(5),
-      enforceSSL: true,
+      ...encrypted,
       retentionPeriod: Duration.days(14),
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -52,20 +51,14 @@ export class QueuesStack extends Stack {
     this.spilloverDeadLetter = new sqs.Queue(this, 'SpilloverDeadLetter', {
       queueName: `sluice-${props.stage}-spillover-dead-letter.fifo`,
       ...fifo,
-      encryption: sqs.QueueEncryption.KMS,
-      encryptionMasterKey: this.key,
-      dataKeyReuse: Duration.minutes(5),
-      enforceSSL: true,
+      ...encrypted,
       retentionPeriod: Duration.days(14),
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.spillover = new sqs.Queue(this, 'Spillover', {
       queueName: `sluice-${props.stage}-spillover.fifo`,
       ...fifo,
-      encryption: sqs.QueueEncryption.KMS,
-      encryptionMasterKey: this.key,
-      dataKeyReuse: Duration.minutes(5),
-      enforceSSL: true,
+      ...encrypted,
       retentionPeriod: Duration.days(4),
       // The redrive worker re-sends to the broker within this; longer than one broker send with retries.
       visibilityTimeout: Duration.seconds(60),
