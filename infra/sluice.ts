@@ -47,7 +47,7 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     ...base,
     description: `Sluice ${cfg.stage}: policy parameters (SSM) and secret references`,
     parameterPath: paramPath,
-    seed: seedPolicy(cfg.gpuEndpoints),
+    seed: seedPolicy(cfg.gpuEndpoints, { syncWaitLimitMs: cfg.edgeOriginReadTimeoutSeconds * 1000 }),
     upstashSecretName: cfg.upstashSecretName,
     ...(cfg.gpuApiKeySecretName ? { gpuApiKeySecretName: cfg.gpuApiKeySecretName } : {}),
   });
