@@ -77,6 +77,11 @@ export function applySuppressions(s: SluiceStacks): void {
     'AwsSolutions-SMG4',
     'CloudFront reads this value at deploy time (a dynamic reference in the origin headers) and the edge at cold start: a scheduled rotation would change the secret without changing the distribution, and the edge would refuse CloudFront. Rotate by putting a new value and redeploying the Edge stack (infra/README.md).',
   );
+  ack(
+    s.edge.adminSecret,
+    'AwsSolutions-SMG4',
+    'The edge reads the admin key at cold start; rotate by putting a new value and letting new instances start (a managed rotation would need a rotation function for a value nothing else stores).',
+  );
   const dist = s.edge.distribution;
   ack(dist, 'AwsSolutions-CFR1', 'An API for tenants anywhere; who may call it is decided per API key by the edge, not by country. Add geo restrictions per deployment if required.');
   if (!s.edge.hasWebAcl) {

@@ -6,6 +6,8 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { streamHandle } from 'hono/aws-lambda';
 import { spillRecorder } from '../dashboard/runtime.js';
+import { createPolicyAdmin } from '../../lib/policy/admin.js';
+import { hashApiKey } from '../../lib/policy/resolve.js';
 import { readConfig } from '../runtime/config.js';
 import { SECRET_FIELDS } from '../runtime/contract.js';
 import { newRequestId } from '../runtime/ids.js';
@@ -42,14 +44,27 @@ const edgeApp = createEdgeApp({
     emf.telemetry.onAdmission(event);
     emf.flush();
   },
+  ...(config.SLUICE_ADMIN_SECRET_ID
+    ? {
+        admin: {
+          keyHash: hashApiKey(await secretField(config.SLUICE_ADMIN_SECRET_ID, SECRET_FIELDS.admin.key)),
+          // Writes go to the policy source (SSM); every instance picks them up on its next refresh.
+          policy: createPolicyAdmin(parts.policySource, parts.policyHolder),
+          clock: systemClock,
+          newId: newRequestId,
+        },
+      }
+    : {}),
   options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES },
 });
-export const app = config.SLUICE_ORIGIN_SECRET_ID ? requireOriginSecret(edgeApp, await originSecret(config.SLUICE_ORIGIN_SECRET_ID)) : edgeApp;
+export const app = config.SLUICE_ORIGIN_SECRET_ID
+  ? requireOriginSecret(edgeApp, await secretField(config.SLUICE_ORIGIN_SECRET_ID, SECRET_FIELDS.origin.value))
+  : edgeApp;
 export const handler = streamHandle(app);
 
-async function originSecret(id: string): Promise<string> {
+async function secretField(id: string, field: string): Promise<string> {
   const secret = (await getSecret(id, { transform: 'json' })) as Record<string, unknown> | undefined;
-  const value = secret?.[SECRET_FIELDS.origin.value];
-  if (typeof value !== 'string' || value.length < 16) throw new Error(`secret ${id} must hold JSON {"value": <at least 16 characters>}`);
+  const value = secret?.[field];
+  if (typeof value !== 'string' || value.length < 16) throw new Error(`secret ${id} must hold JSON {"${field}": <at least 16 characters>}`);
   return value;
 }

@@ -24,6 +24,8 @@ const Config = z.object({
   SLUICE_STORE_TIMEOUT_MS: z.coerce.number().int().positive().default(250),
   /** A secret holding {"value"}: the header CloudFront adds; requests without it are refused (403). */
   SLUICE_ORIGIN_SECRET_ID: z.string().optional(),
+  /** A secret holding {"key"}: the bearer key of the admin API (/admin/v1); unset, the edge serves no admin API. */
+  SLUICE_ADMIN_SECRET_ID: z.string().optional(),
   /** Request bodies larger than this are refused with 413. */
   SLUICE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),

@@ -51,6 +51,7 @@ export const SECRET_FIELDS = {
   rocketmq: { username: 'username', password: 'password' },
   upstream: { apiKey: 'apiKey' },
   origin: { value: 'value' },
+  admin: { key: 'key' },
 } as const;
 
 /**

@@ -67,6 +67,7 @@ export class EdgeStack extends Stack {
   readonly hasWebAcl: boolean;
   readonly hasCustomDomain: boolean;
   readonly originSecret: secretsmanager.Secret;
+  readonly adminSecret: secretsmanager.Secret;
 
   constructor(scope: Construct, id: string, props: EdgeStackProps) {
     super(scope, id, props);
@@ -94,6 +95,18 @@ export class EdgeStack extends Stack {
         passwordLength: 48,
       },
     });
+    // The operators' API (/admin/v1) answers only to this key: `aws secretsmanager get-secret-value`.
+    const adminSecretName = `sluice/${props.stage}/admin-key`;
+    this.adminSecret = new secretsmanager.Secret(this, 'AdminKey', {
+      secretName: adminSecretName,
+      description: `Sluice ${props.stage}: bearer key of the edge's admin API (/admin/v1)`,
+      generateSecretString: {
+        secretStringTemplate: '{}',
+        generateStringKey: SECRET_FIELDS.admin.key,
+        excludePunctuation: true,
+        passwordLength: 48,
+      },
+    });
     const runtime = { 20: lambda.Runtime.NODEJS_20_X, 22: lambda.Runtime.NODEJS_22_X, 24: lambda.Runtime.NODEJS_24_X }[props.nodeMajor];
     this.fn = new nodejs.NodejsFunction(this, 'Handler', {
       role,
@@ -114,6 +127,7 @@ export class EdgeStack extends Stack {
         // The function reads the secret by id at run time; its value is never in the template.
         SLUICE_UPSTASH_SECRET_ID: props.upstashSecret.secretName,
         SLUICE_ORIGIN_SECRET_ID: originSecretName,
+        SLUICE_ADMIN_SECRET_ID: adminSecretName,
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
         ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
@@ -139,6 +153,9 @@ export class EdgeStack extends Stack {
     // Least privilege: this secret, this queue, this stage's parameters.
     props.upstashSecret.grantRead(this.fn);
     this.originSecret.grantRead(this.fn);
+    this.adminSecret.grantRead(this.fn);
+    // The admin API writes limits and reservations back to the stage's policy parameters.
+    ConfigStack.grantPolicyWrite(this.fn, this, props.parameterPath);
     props.brokerCredentials?.grantRead(this.fn);
     props.spillover.grantSendMessages(this.fn);
     ConfigStack.grantPolicyRead(this.fn, this, props.parameterPath);

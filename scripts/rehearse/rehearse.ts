@@ -266,7 +266,10 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
 
     // --- smoke through the front.
     const policyPath = must(fnEnv.SLUICE_POLICY_SSM_PATH, 'the edge has no SLUICE_POLICY_SSM_PATH');
+    const adminSecretId = must(fnEnv.SLUICE_ADMIN_SECRET_ID, 'the edge has no SLUICE_ADMIN_SECRET_ID');
+    const adminSecret = await secrets.send(new GetSecretValueCommand({ SecretId: adminSecretId }));
     const result: SmokeResult = await smoke({
+      adminKey: (JSON.parse(adminSecret.SecretString!) as { key: string }).key,
       baseUrl: front.url,
       functionUrl: front.functionUrl,
       model: 'sim-llm',
