@@ -33,8 +33,11 @@ export interface SluiceConfig {
   /** Account; undefined leaves the stacks account-agnostic (fine for `cdk synth`). */
   readonly account?: string;
   readonly region: string;
-  /** Availability zones of the VPC (explicit so nothing is looked up at synth). */
-  readonly availabilityZones: string[];
+  /**
+   * Availability zones of the VPC. Unset: the first two of the region, looked up at synth when
+   * the account is known (cached in cdk.context.json), else chosen at deploy time (Fn::GetAZs).
+   */
+  readonly availabilityZones?: string[];
   readonly vpcCidr: string;
   readonly natGateways: number;
   readonly existingVpc?: ExistingVpcConfig;
@@ -120,7 +123,7 @@ export const DEFAULTS: Omit<SluiceConfig, 'region' | 'availabilityZones' | 'upst
   dispatcherMaxTasks: 20,
   dispatcherBacklogPerTask: 200,
   dispatcherDrainSeconds: 120,
-  edgeNodeMajor: 20,
+  edgeNodeMajor: 24,
   edgeMemoryMiB: 1024,
   edgeTimeoutSeconds: 300,
   edgeOriginAccess: 'public',
@@ -171,7 +174,8 @@ export function configFromContext(read: ContextReader, env: NodeJS.ProcessEnv = 
   }
   const region = str(read, 'region') ?? env.CDK_DEFAULT_REGION ?? 'us-east-1';
   const account = str(read, 'account') ?? env.CDK_DEFAULT_ACCOUNT;
-  const azs = obj<string[]>(read, 'availabilityZones') ?? [`${region}a`, `${region}b`];
+  // Never guessed: zone names are per account (a region's "a" may not exist for yours).
+  const azs = obj<string[]>(read, 'availabilityZones');
   const edgeOriginAccess = str(read, 'edgeOriginAccess') ?? DEFAULTS.edgeOriginAccess;
   if (edgeOriginAccess !== 'public' && edgeOriginAccess !== 'oac') {
     throw new Error(`context edgeOriginAccess: 'public' or 'oac' (got ${edgeOriginAccess})`);
@@ -200,7 +204,7 @@ export function configFromContext(read: ContextReader, env: NodeJS.ProcessEnv = 
     stage,
     ...(account !== undefined ? { account } : {}),
     region,
-    availabilityZones: existingVpc?.availabilityZones ?? azs,
+    ...((existingVpc?.availabilityZones ?? azs) ? { availabilityZones: existingVpc?.availabilityZones ?? azs } : {}),
     vpcCidr: str(read, 'vpcCidr') ?? DEFAULTS.vpcCidr,
     natGateways: num(read, 'natGateways', DEFAULTS.natGateways),
     ...(existingVpc ? { existingVpc } : {}),

@@ -35,6 +35,14 @@ function ssmFinding(stack: Stack, parameterPath: string): string {
   return `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ssm:${r}:${account}:parameter${parameterPath}/*]`;
 }
 
+/** Region and account as cdk-nag prints them in a finding: the value, or the pseudo parameter. */
+function where(stack: Stack): { region: string; account: string } {
+  return {
+    region: stack.region.startsWith('${Token') ? '<AWS::Region>' : stack.region,
+    account: stack.account.startsWith('${Token') ? '<AWS::AccountId>' : stack.account,
+  };
+}
+
 const KMS_WILDCARDS =
   "CDK's SQS send/consume grant on a KMS-encrypted queue: kms:GenerateDataKey*/ReEncrypt* are action families (no narrower actions exist for envelope encryption) and the statement's resource is the one queue key, not *.";
 const ECS_ENV =
@@ -49,22 +57,30 @@ export function applySuppressions(s: SluiceStacks): void {
   ack(edgeRolePolicy, 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]', KMS_WILDCARDS);
   ack(edgeRolePolicy, 'AwsSolutions-IAM5[Action::kms:ReEncrypt*]', KMS_WILDCARDS);
   ack(edgeRolePolicy, ssmFinding(s.edge, path), ssmReason);
-  if (s.edge.fn.runtime.name === 'nodejs20.x') {
+  if (s.edge.fn.runtime.name !== 'nodejs24.x') {
     ack(
       s.edge.fn,
       'AwsSolutions-L1',
-      'Node.js 20 is the runtime the project targets (package.json engines, DESIGN.md); set context edgeNodeMajor=22 or 24 to move up. Creation of nodejs20.x functions ends 2027-02-01.',
+      `${s.edge.fn.runtime.name} chosen with context edgeNodeMajor (the default is 24, the latest Lambda Node.js runtime).`,
     );
-    ack(
-      s.edge.fn,
-      'CloudFormation-Validate::W2531',
-      'Same as AwsSolutions-L1: Node.js 20 chosen deliberately, switchable with context edgeNodeMajor.',
-    );
+  }
+  if (s.edge.fn.runtime.name === 'nodejs20.x') {
+    ack(s.edge.fn, 'CloudFormation-Validate::W2531', 'Same as AwsSolutions-L1: Node.js 20 chosen with context edgeNodeMajor.');
   }
   ack(
     child(s.edge, 'AccessLogs'),
     'AwsSolutions-S1',
     'This bucket is the CloudFront access-log destination; logging it into itself would loop, and a second log bucket would only move the finding.',
+  );
+  ack(
+    s.edge.originSecret,
+    'AwsSolutions-SMG4',
+    'CloudFront reads this value at deploy time (a dynamic reference in the origin headers) and the edge at cold start: a scheduled rotation would change the secret without changing the distribution, and the edge would refuse CloudFront. Rotate by putting a new value and redeploying the Edge stack (infra/README.md).',
+  );
+  ack(
+    s.edge.adminSecret,
+    'AwsSolutions-SMG4',
+    'The edge reads the admin key at cold start; rotate by putting a new value and letting new instances start (a managed rotation would need a rotation function for a value nothing else stores).',
   );
   const dist = s.edge.distribution;
   ack(dist, 'AwsSolutions-CFR1', 'An API for tenants anywhere; who may call it is decided per API key by the edge, not by country. Add geo restrictions per deployment if required.');
@@ -87,6 +103,13 @@ export function applySuppressions(s: SluiceStacks): void {
       'See AwsSolutions-CFR4: the minimum protocol applies once a custom certificate is configured.',
     );
   }
+
+  // --- Queues
+  ack(
+    s.queues.deadLetter,
+    'AwsSolutions-SQS3',
+    'This is the last stop: the dispatchers write requests that failed for good here, with their reason, for an operator (alarm DeadLetterNotEmpty). A dead-letter queue of a dead-letter queue would only move the question.',
+  );
 
   // --- Dispatchers
   const dTask = s.dispatchers.service.taskDefinition;
@@ -111,9 +134,9 @@ export function applySuppressions(s: SluiceStacks): void {
       'Internal NLB with a plain TCP listener: NLB access logs are only written for TLS listeners, so there is nothing to log (the public TLS listener, when enabled, logs to S3).',
     );
     ack(
-      b.initFunctionRole,
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      'The CDK-provided AwsCustomResource handler that starts the one-off mqadmin task; the managed policy only lets it write its own logs. Its task permissions are ecs:RunTask on the init task definition and iam:PassRole on that task’s two roles.',
+      child(b.initFunctionRole, 'DefaultPolicy'),
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${where(b).region}:${where(b).account}:task/<ClusterEB0386A7>/*]`,
+      'The init handler waits for the task it started with ecs:DescribeTasks, whose resource is the task ARN, known only at run time; the wildcard is this cluster’s tasks. It may start only the init task definition (ecs:RunTask with an ecs:cluster condition) and pass only that task’s two roles.',
     );
     if (b.publicLogBucket) {
       ack(b.publicLogBucket, 'AwsSolutions-S1', 'This bucket is the public NLB’s access-log destination; logging it into itself would loop.');

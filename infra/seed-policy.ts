@@ -11,10 +11,23 @@ import { parsePolicy, type PolicyInput } from '../lib/policy/schema.js';
 /** Slots assumed per model until the operator sets the real capacity. */
 const DEFAULT_SLOTS = 8;
 
-export function seedPolicy(gpuEndpoints: Record<string, string[]>): PolicyInput {
+/**
+ * `syncWaitLimitMs`: CloudFront's origin read timeout. A tier whose requests may wait in the
+ * queue that long with no byte sent is seeded async (202 and a status URL): answered sync, the
+ * client would get CloudFront's 504 while its request still runs.
+ */
+export function seedPolicy(gpuEndpoints: Record<string, string[]>, options: { syncWaitLimitMs?: number } = {}): PolicyInput {
   const models: PolicyInput['models'] = {};
   for (const [model, upstreams] of Object.entries(gpuEndpoints)) models[model] = { slots: DEFAULT_SLOTS, upstreams };
-  const seed: PolicyInput = { tiers: defaultTiers, models, tenants: {}, accounts: {}, defaults: defaultLimits };
+  const limit = options.syncWaitLimitMs;
+  const tiers = Object.fromEntries(
+    Object.entries(defaultTiers).map(([name, t]) => {
+      const tier = t as { replyMode?: string; maxQueueWaitMs?: number };
+      const tooLong = limit !== undefined && tier.replyMode === 'sync' && (tier.maxQueueWaitMs ?? Number.POSITIVE_INFINITY) >= limit;
+      return [name, tooLong ? { ...t, replyMode: 'async' } : t];
+    }),
+  ) as PolicyInput['tiers'];
+  const seed: PolicyInput = { tiers, models, tenants: {}, accounts: {}, defaults: defaultLimits };
   parsePolicy(seed);
   return seed;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The one test command (README and .ci/run): typecheck, then every test project.
+# The one test command (README and .ci/run): typecheck, then every test project, then the
+# deploy rehearsal (what `cdk deploy` ships, run from cdk.out on local stand-ins for AWS).
 # Services the integration tests need are installed and started by their global
 # setups in test/setup/, so this works on a clean machine.
 set -euo pipefail
@@ -7,3 +8,5 @@ cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm install
 npx tsc --noEmit
 npx vitest run "$@"
+# Only on a full run: a filtered run (`npm test -- path`) is about those tests.
+if [ "$#" -eq 0 ]; then npm run rehearse; fi

@@ -9,13 +9,14 @@ import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatche
 import { createDrain } from '../../lib/dispatch/drain.js';
 import type { DeadLetter } from '../../lib/queue/types.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
-import { createPrometheusTelemetry, startMetricsServer } from '../dashboard/runtime.js';
+import { startMetricsServer } from '../dashboard/runtime.js';
 import { startAggregate } from '../runtime/aggregate.js';
 import { readConfig } from '../runtime/config.js';
 import { newLeaseId } from '../runtime/ids.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
+import { createDispatcherTelemetry } from './telemetry.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
@@ -23,11 +24,18 @@ let settle: ((deadLetter: DeadLetter) => Promise<void>) | undefined;
 const parts = await createParts(config, systemClock, log, { role: 'dispatcher', settleDeadLetter: (d) => settle?.(d) ?? Promise.resolve() });
 log.info(parts.describe, 'parts');
 const drain = createDrain({ clock: systemClock, drainMs: config.SLUICE_DRAIN_MS });
-const rawUpstream = createUpstreamClient();
+const rawUpstream = createUpstreamClient({ apiKey: config.SLUICE_UPSTREAM_API_KEY });
 const upstream = drain.upstream(rawUpstream);
 // The deployment-wide view: this dispatcher's flow, slots and traces go to the shared aggregate.
 const aggregate = startAggregate({ store: parts.store, clock: systemClock, log, role: 'dispatcher', policyHolder: parts.policyHolder, telemetry: () => telemetry });
-const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy, tenantLabel: aggregate.labels.label });
+const { telemetry, prometheus, ...emf } = createDispatcherTelemetry({
+  clock: systemClock,
+  log,
+  policy: parts.policy,
+  stage: config.SLUICE_STAGE,
+  tenantLabel: aggregate.labels.label,
+});
+emf.start(config.SLUICE_EMF_INTERVAL_MS);
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
 const dispatchDeps = {
   clock: systemClock,
@@ -59,6 +67,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     const outcome = await drain.run(() => subscription.close());
     log.info(outcome, outcome.drained ? 'drained' : 'drain time over: messages in flight handed back');
     // What is left is bounded too: a part that hangs on close must not keep the task past its stop timeout.
+    emf.stop();
     const closing = Promise.all([rawUpstream.close(), metrics.close(), aggregate.close().then(() => parts.close())]);
     const closed = await Promise.race([
       closing.then(

@@ -4,9 +4,11 @@
  * CloudWatch EMF on stdout.
  */
 import { streamHandle } from 'hono/aws-lambda';
-import { createEmfTelemetry, spillRecorder } from '../dashboard/runtime.js';
+import { spillRecorder } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
+import { SECRET_FIELDS } from '../runtime/contract.js';
 import { newRequestId } from '../runtime/ids.js';
+import { secretField } from '../runtime/secret-field.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
@@ -15,13 +17,15 @@ import { createDashboardApp } from '../dashboard/app.js';
 import { startAggregate } from '../runtime/aggregate.js';
 import { adminKeyHash } from './admin-key.js';
 import { createEdgeApp } from './app.js';
+import { requireOriginSecret } from './origin-verify.js';
+import { createEdgeTelemetry } from './telemetry.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
 let onSpill: ((liteTopic: string, body: string) => void) | undefined;
 const parts = await createParts(config, systemClock, log, { role: 'edge', onSpill: (liteTopic, body) => onSpill?.(liteTopic, body) });
 log.info(parts.describe, 'parts');
-const emf = createEmfTelemetry({ clock: systemClock, log, policy: parts.policy, gauges: false, serviceName: 'sluice-edge', stage: config.SLUICE_STAGE });
+const emf = createEdgeTelemetry({ clock: systemClock, log, policy: parts.policy, stage: config.SLUICE_STAGE });
 const recordSpill = spillRecorder(emf.telemetry);
 // The deployment-wide view: this instance's admissions go to the shared aggregate (flushed while it runs).
 const aggregate = startAggregate({ store: parts.store, clock: systemClock, log, role: 'edge', policyHolder: parts.policyHolder, telemetry: () => emf.telemetry });
@@ -31,7 +35,7 @@ onSpill = (liteTopic, body) => {
   emf.flush();
 };
 
-export const app = createEdgeApp({
+const edgeApp = createEdgeApp({
   clock: systemClock,
   store: parts.store,
   queue: parts.queue,
@@ -51,8 +55,13 @@ export const app = createEdgeApp({
     maxBodyDepth: config.SLUICE_MAX_BODY_DEPTH,
     publicBaseUrl: config.SLUICE_PUBLIC_BASE_URL,
   },
+  // Writes go to the policy source (SSM); every instance picks them up on its next refresh.
   admin: keyHash ? { keyHash, policy: createPolicyAdmin(parts.policySource, parts.policyHolder), clock: systemClock, newId: newRequestId } : undefined,
 });
-// With an admin key (SLUICE_ADMIN_KEY_SECRET_ID in AWS): the dashboard of the whole deployment, from the aggregate.
-if (keyHash) app.route('/', createDashboardApp({ telemetry: emf.telemetry, adminKeyHash: keyHash, view: (rows) => aggregate.view.live(rows) }));
+// With an admin key: the dashboard of the whole deployment, from the aggregate.
+if (keyHash) edgeApp.route('/', createDashboardApp({ telemetry: emf.telemetry, adminKeyHash: keyHash, view: (rows) => aggregate.view.live(rows) }));
+export const app = config.SLUICE_ORIGIN_SECRET_ID
+  ? requireOriginSecret(edgeApp, await secretField(config.SLUICE_ORIGIN_SECRET_ID, SECRET_FIELDS.origin.value))
+  : edgeApp;
 export const handler = streamHandle(app);
+

@@ -22,6 +22,10 @@ const Config = z.object({
   /** When the shared store is slow or down: fail open onto a conservative local limiter, or closed with 503. */
   SLUICE_STORE_FAILURE_MODE: z.enum(['fail-open', 'fail-closed']).default('fail-open'),
   SLUICE_STORE_TIMEOUT_MS: z.coerce.number().int().positive().default(250),
+  /** A secret holding {"value"}: the header CloudFront adds; requests without it are refused (403). */
+  SLUICE_ORIGIN_SECRET_ID: z.string().optional(),
+  /** A secret holding {"key"}: the bearer key of the admin API (/admin/v1); unset, the edge serves no admin API. */
+  SLUICE_ADMIN_SECRET_ID: z.string().optional(),
   /** Request bodies larger than this are refused with 413. */
   SLUICE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   /** Request bodies nested deeper than this are refused with 400, before any charge. */
@@ -38,12 +42,22 @@ const Config = z.object({
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
   /** Messages of one LiteTopic dispatched side by side; releases still leave in order. */
   SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),
+  /** How often a dispatcher writes its CloudWatch EMF metrics (backlog, in flight) to stdout. */
+  SLUICE_EMF_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
   /** Where a dispatcher serves Prometheus `GET /metrics`. */
   SLUICE_METRICS_PORT: z.coerce.number().int().nonnegative().default(9464),
   /** The queue, when set: a RocketMQ 5.5 proxy (gRPC host:port), else the in-process engine. */
   SLUICE_ROCKETMQ_ENDPOINTS: z.string().regex(/^[^:]+:\d+$/, 'host:port').optional(),
   SLUICE_ROCKETMQ_TOPIC: z.string().default('sluice-requests'),
   SLUICE_ROCKETMQ_GROUP: z.string().default('sluice-dispatchers'),
+  /** TLS to the proxy: the public endpoint of brokerPublicTls. */
+  SLUICE_ROCKETMQ_TLS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** ACL 2.0 credentials: a Secrets Manager secret holding {"username","password"} (edge), or both values (ECS secrets). */
+  SLUICE_ROCKETMQ_SECRET_ID: z.string().optional(),
+  SLUICE_ROCKETMQ_ACCESS_KEY: z.string().optional(),
+  SLUICE_ROCKETMQ_SECRET_KEY: z.string().optional(),
+  /** Bearer key the GPU endpoints require (an ECS secret). */
+  SLUICE_UPSTREAM_API_KEY: z.string().optional(),
   /**
    * Physical LiteTopics a busy LiteTopic spreads over (lib/queue/sharded.ts): a FIFO group
    * runs one message per LiteTopic at a time, so this is how many of a tenant's requests
@@ -57,9 +71,8 @@ const Config = z.object({
   /** Another SQS endpoint (ElasticMQ locally). */
   SLUICE_SQS_ENDPOINT: z.string().url().optional(),
   AWS_REGION: z.string().optional(),
-  /** The admin key for /admin/v1 and /dashboard on the edge, or a Secrets Manager secret holding it; unset = no admin API. */
+  /** The admin key for /admin/v1 and /dashboard on a local edge (in AWS: SLUICE_ADMIN_SECRET_ID). */
   SLUICE_ADMIN_KEY: z.string().min(16).optional(),
-  SLUICE_ADMIN_KEY_SECRET_ID: z.string().optional(),
   /** Where the Node edge (functions/edge/main.ts) listens; 0 picks a free port. */
   SLUICE_EDGE_HOST: z.string().default('127.0.0.1'),
   SLUICE_EDGE_PORT: z.coerce.number().int().nonnegative().default(8787),
@@ -73,3 +86,7 @@ export function readConfig(env: Record<string, string | undefined>): Config {
   }
   return parsed.data;
 }
+
+/** Every variable the runtime reads: the names the stacks may set (functions/runtime/contract.ts). */
+export const CONFIG_NAMES: readonly (keyof z.input<typeof Config>)[] = Object.keys(Config.shape) as (keyof z.input<typeof Config>)[];
+export type ConfigName = keyof z.input<typeof Config>;

@@ -30,6 +30,8 @@ import { createRedisAttempts } from '../../lib/store/redis/attempts.js';
 import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import type { Config } from './config.js';
+import { upstashKeeper, withLastGoodPolicy } from './last-good-policy.js';
+import { rocketmqAccess } from './rocketmq-access.js';
 
 export type Role = 'edge' | 'dispatcher';
 
@@ -91,6 +93,7 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
       endpoints: config.SLUICE_ROCKETMQ_ENDPOINTS,
       parentTopic: config.SLUICE_ROCKETMQ_TOPIC,
       consumerGroup: config.SLUICE_ROCKETMQ_GROUP,
+      access: await rocketmqAccess(config),
       clock,
       log,
       onDeadLetter: deadLetters,
@@ -156,7 +159,10 @@ export interface PartsOptions {
 
 export async function createParts(config: Config, clock: Clock, log: Logger, options: PartsOptions = {}): Promise<Parts> {
   const { settleDeadLetter } = options;
-  const source = policySource(config);
+  const upstash = await upstashClient(config);
+  const source = upstash && config.SLUICE_POLICY_SSM_PATH
+    ? withLastGoodPolicy(policySource(config), upstashKeeper(upstash), `sluice:${config.SLUICE_STAGE}:policy:last-good`, log)
+    : policySource(config);
   const holder = await createPolicyHolder({
     source,
     clock,
@@ -170,7 +176,6 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
   let attempts: AttemptStore = createEmbeddedAttempts(clock);
   const closers: Array<() => Promise<void>> = [];
   const describe: Record<string, string> = { policy: source.name };
-  const upstash = await upstashClient(config);
   if (upstash) {
     shared = createUpstashStore({ redis: upstash });
     results = createRedisResults({ transport: upstashTransport(upstash), clock });

@@ -8,10 +8,10 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
-import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct, IConstruct } from 'constructs';
 import { ROCKETMQ, type BrokerPublicTlsConfig } from '../config.ts';
 import { brokerScript, initScript, namesrvScript, proxyScript } from '../constructs/rocketmq-scripts.ts';
+import { RunTaskToCompletion } from '../constructs/run-task-to-completion.ts';
 
 export interface BrokerStackProps extends StackProps {
   readonly stage: string;
@@ -67,7 +67,7 @@ export class BrokerStack extends Stack {
   readonly loadBalancer: elbv2.NetworkLoadBalancer;
   readonly securityGroup: ec2.SecurityGroup;
   readonly taskDefinitions: ecs.FargateTaskDefinition[] = [];
-  /** Role of the CDK-provided handler behind the init custom resource. */
+  /** Role of the handler behind the init custom resource (runs the task and waits for its exit). */
   readonly initFunctionRole: IConstruct;
   readonly publicLogBucket?: s3.Bucket;
 
@@ -317,44 +317,20 @@ export class BrokerStack extends Stack {
       secrets: authSecrets,
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'init' }),
     });
-    const runTask: cr.AwsSdkCall = {
-      service: 'ECS',
-      action: 'runTask',
-      parameters: {
-        cluster: this.cluster.clusterName,
-        taskDefinition: initTd.taskDefinitionArn,
-        launchType: 'FARGATE',
-        count: 1,
-        networkConfiguration: {
-          awsvpcConfiguration: {
-            subnets: vpc.selectSubnets(privateSubnets).subnetIds,
-            securityGroups: [sg.securityGroupId],
-            assignPublicIp: 'DISABLED',
-          },
-        },
-      },
-      // RunTask's full response exceeds the 4 KB a custom resource may return: keep the task ARN only.
-      outputPaths: ['tasks.0.taskArn'],
-      // Any change of the call (a new task definition revision) runs the task again on update.
-      physicalResourceId: cr.PhysicalResourceId.of(`sluice-rocketmq-init-${hash(script)}`),
-    };
-    const passRoles = [initTd.taskRole.roleArn, initTd.obtainExecutionRole().roleArn];
-    const init = new cr.AwsCustomResource(this, 'CreateTopicAndGroup', {
-      onCreate: runTask,
-      onUpdate: runTask,
-      installLatestAwsSdk: false,
-      policy: cr.AwsCustomResourcePolicy.fromStatements([
-        new iam.PolicyStatement({
-          actions: ['ecs:RunTask'],
-          resources: [initTd.taskDefinitionArn],
-          conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
-        }),
-        new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles }),
-      ]),
-      timeout: Duration.minutes(2),
+    // Waits for the task and fails the deploy when mqadmin fails: a stack without its topic and group
+    // would deploy green and then refuse every message.
+    const init = new RunTaskToCompletion(this, 'CreateTopicAndGroup', {
+      cluster: this.cluster,
+      taskDefinition: initTd,
+      vpc,
+      subnets: privateSubnets,
+      securityGroup: sg,
+      // Any change of the script (topic, group, TTL, auth) runs the task again on update.
+      runId: hash(script),
+      timeout: Duration.minutes(13),
     });
     init.node.addDependency(this.brokerService, this.proxyService);
-    this.initFunctionRole = this.node.findChild(`AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace(/-/g, '')}`).node.findChild('ServiceRole');
+    this.initFunctionRole = init.handlerRole;
     this.taskDefinitions.push(...this.node.children.filter((c): c is ecs.FargateTaskDefinition => c instanceof ecs.FargateTaskDefinition));
 
     new CfnOutput(this, 'ProxyEndpoint', { value: this.endpoint, description: 'RocketMQ proxy gRPC endpoint (internal)' });

@@ -73,4 +73,9 @@ export class ConfigStack extends Stack {
       ],
     });
   }
+
+  /** ssm:PutParameter on the stage's policy parameters (the edge's admin API). */
+  static grantPolicyWrite(grantee: iam.IGrantable, scope: Construct, parameterPath: string): void {
+    iam.Grant.addToPrincipal({ grantee, actions: ['ssm:PutParameter'], resourceArns: [ConfigStack.parameterArn(scope, parameterPath)] });
+  }
 }

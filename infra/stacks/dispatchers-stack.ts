@@ -10,7 +10,11 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ROCKETMQ } from '../config.ts';
+import { runtimeEnv, SECRET_FIELDS, type ConfigName } from '../../functions/runtime/contract.ts';
 import { METRICS, SLUICE_NAMESPACE } from '../metrics.ts';
+
+/** ECS secrets land in the environment: their names are runtime names too. */
+type RuntimeSecrets = { [K in ConfigName]?: ecs.Secret };
 import { ConfigStack } from './config-stack.ts';
 
 export interface DispatchersStackProps extends StackProps {
@@ -25,7 +29,6 @@ export interface DispatchersStackProps extends StackProps {
   readonly parameterPath: string;
   readonly upstashSecret: secretsmanager.ISecret;
   readonly gpuApiKeySecret?: secretsmanager.ISecret;
-  readonly gpuEndpoints: Record<string, string[]>;
   readonly spillover: sqs.IQueue;
   readonly deadLetter: sqs.IQueue;
   readonly cpu: number;
@@ -63,15 +66,17 @@ export class DispatchersStack extends Stack {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const secrets: Record<string, ecs.Secret> = {
+    const secrets: RuntimeSecrets = {
       // Injected by the ECS agent at task start from Secrets Manager: never in the template.
-      UPSTASH_REDIS_REST_URL: ecs.Secret.fromSecretsManager(props.upstashSecret, 'url'),
-      UPSTASH_REDIS_REST_TOKEN: ecs.Secret.fromSecretsManager(props.upstashSecret, 'token'),
+      UPSTASH_REDIS_REST_URL: ecs.Secret.fromSecretsManager(props.upstashSecret, SECRET_FIELDS.upstash.url),
+      UPSTASH_REDIS_REST_TOKEN: ecs.Secret.fromSecretsManager(props.upstashSecret, SECRET_FIELDS.upstash.token),
     };
-    if (props.gpuApiKeySecret) secrets.SLUICE_UPSTREAM_API_KEY = ecs.Secret.fromSecretsManager(props.gpuApiKeySecret, 'apiKey');
+    if (props.gpuApiKeySecret) {
+      secrets.SLUICE_UPSTREAM_API_KEY = ecs.Secret.fromSecretsManager(props.gpuApiKeySecret, SECRET_FIELDS.upstream.apiKey);
+    }
     if (props.brokerCredentials) {
-      secrets.ROCKETMQ_ACCESS_KEY = ecs.Secret.fromSecretsManager(props.brokerCredentials, 'username');
-      secrets.ROCKETMQ_SECRET_KEY = ecs.Secret.fromSecretsManager(props.brokerCredentials, 'password');
+      secrets.SLUICE_ROCKETMQ_ACCESS_KEY = ecs.Secret.fromSecretsManager(props.brokerCredentials, SECRET_FIELDS.rocketmq.username);
+      secrets.SLUICE_ROCKETMQ_SECRET_KEY = ecs.Secret.fromSecretsManager(props.brokerCredentials, SECRET_FIELDS.rocketmq.password);
     }
     td.addContainer('dispatcher', {
       image: ecs.ContainerImage.fromAsset(props.repoRoot, {
@@ -82,8 +87,7 @@ export class DispatchersStack extends Stack {
         platform: ecr_assets.Platform.LINUX_AMD64,
         exclude: ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!lib', '!functions'],
       }),
-      environment: {
-        NODE_ENV: 'production',
+      environment: runtimeEnv({
         SLUICE_STAGE: props.stage,
         SLUICE_POLICY_SSM_PATH: `${props.parameterPath}/policy`,
         SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint,
@@ -91,10 +95,9 @@ export class DispatchersStack extends Stack {
         SLUICE_ROCKETMQ_GROUP: ROCKETMQ.consumerGroup,
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_DLQ_URL: props.deadLetter.queueUrl,
-        SLUICE_UPSTREAMS: JSON.stringify(props.gpuEndpoints),
+        // GPU endpoints reach the dispatchers through the policy (policy/models, seeded from gpuEndpoints).
         SLUICE_DRAIN_MS: String((props.drainSeconds - 5) * 1000),
-        SLUICE_METRICS_NAMESPACE: SLUICE_NAMESPACE,
-      },
+      }),
       secrets,
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'dispatcher' }),
       stopTimeout: Duration.seconds(props.drainSeconds),

@@ -1,4 +1,4 @@
-import { Stack, type StackProps, Duration, RemovalPolicy, CfnOutput } from 'aws-cdk-lib';
+import { Stack, type StackProps, Duration, RemovalPolicy, CfnOutput, SecretValue } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -7,11 +7,11 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ROCKETMQ } from '../config.ts';
-import { SLUICE_NAMESPACE } from '../metrics.ts';
+import { ORIGIN_VERIFY_HEADER, runtimeEnv, SECRET_FIELDS } from '../../functions/runtime/contract.ts';
 import { ConfigStack } from './config-stack.ts';
 
 export interface EdgeStackProps extends StackProps {
@@ -40,21 +40,22 @@ export interface EdgeStackProps extends StackProps {
 /** esbuild options shared by CDK bundling and the bundle test. */
 export const EDGE_BUNDLING = {
   format: 'esm',
-  target: 'node20',
   platform: 'node',
   mainFields: ['module', 'main'],
   banner: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
   /**
-   * @aws-sdk/* is provided by the Lambda Node.js 20 runtime. rocketmq-client-nodejs
-   * carries a native module (@node-rs/crc32) esbuild cannot bundle; the runtime loads
-   * it only when SLUICE_ROCKETMQ_ENDPOINTS is set, which the default layout (edge
-   * spilling to SQS) never does. A brokerPublicTls edge needs it in a layer.
+   * Nothing is external: the asset runs from an empty directory (the Lambda task root holds
+   * only the asset), and the SDK the runtime ships is not the version we test with. An external
+   * package here would be a static `import` at the top of the ESM bundle, even when the code
+   * loads it lazily, and the function would fail at cold start with ERR_MODULE_NOT_FOUND.
    */
-  external: ['@aws-sdk/*', 'rocketmq-client-nodejs'],
+  external: [] as string[],
+  /** rocketmq-client-nodejs's one native dependency, replaced by Node's zlib (functions/edge/node-crc32.ts). */
+  alias: { '@node-rs/crc32': './functions/edge/node-crc32.ts' },
 } as const;
 
 /**
- * The edge: the Hono app as a Node.js 20 arm64 Lambda (bundled locally by esbuild),
+ * The edge: the Hono app as a Node.js arm64 Lambda (bundled locally by esbuild),
  * a function URL in RESPONSE_STREAM mode (SSE relays chunk by chunk), and CloudFront in
  * front. The function stays outside the VPC: function URLs do not stream from a
  * VPC-attached function (see infra/README.md). Secrets are read at run time by ARN.
@@ -65,6 +66,8 @@ export class EdgeStack extends Stack {
   readonly distribution: cloudfront.Distribution;
   readonly hasWebAcl: boolean;
   readonly hasCustomDomain: boolean;
+  readonly originSecret: secretsmanager.Secret;
+  readonly adminSecret: secretsmanager.Secret;
 
   constructor(scope: Construct, id: string, props: EdgeStackProps) {
     super(scope, id, props);
@@ -80,6 +83,30 @@ export class EdgeStack extends Stack {
       description: `Sluice ${props.stage} edge function`,
     });
     logGroup.grantWrite(role);
+    // CloudFront proves itself to the function with this header (functions/edge/origin-verify.ts).
+    const originSecretName = `sluice/${props.stage}/origin-verify`;
+    this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
+      secretName: originSecretName,
+      description: `Sluice ${props.stage}: header value CloudFront adds to origin requests; the edge refuses requests without it`,
+      generateSecretString: {
+        secretStringTemplate: '{}',
+        generateStringKey: SECRET_FIELDS.origin.value,
+        excludePunctuation: true,
+        passwordLength: 48,
+      },
+    });
+    // The operators' API (/admin/v1) answers only to this key: `aws secretsmanager get-secret-value`.
+    const adminSecretName = `sluice/${props.stage}/admin-key`;
+    this.adminSecret = new secretsmanager.Secret(this, 'AdminKey', {
+      secretName: adminSecretName,
+      description: `Sluice ${props.stage}: bearer key of the edge's admin API (/admin/v1)`,
+      generateSecretString: {
+        secretStringTemplate: '{}',
+        generateStringKey: SECRET_FIELDS.admin.key,
+        excludePunctuation: true,
+        passwordLength: 48,
+      },
+    });
     const runtime = { 20: lambda.Runtime.NODEJS_20_X, 22: lambda.Runtime.NODEJS_22_X, 24: lambda.Runtime.NODEJS_24_X }[props.nodeMajor];
     this.fn = new nodejs.NodejsFunction(this, 'Handler', {
       role,
@@ -93,19 +120,19 @@ export class EdgeStack extends Stack {
       ...(props.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
       logGroup,
       description: `Sluice ${props.stage} edge (Hono, OpenAI-compatible)`,
-      environment: {
+      environment: runtimeEnv({
         NODE_OPTIONS: '--enable-source-maps',
         SLUICE_STAGE: props.stage,
         SLUICE_POLICY_SSM_PATH: `${props.parameterPath}/policy`,
         // The function reads the secret by id at run time; its value is never in the template.
         SLUICE_UPSTASH_SECRET_ID: props.upstashSecret.secretName,
+        SLUICE_ORIGIN_SECRET_ID: originSecretName,
+        SLUICE_ADMIN_SECRET_ID: adminSecretName,
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
         ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
         ...(props.brokerCredentials ? { SLUICE_ROCKETMQ_SECRET_ID: props.brokerCredentials.secretArn } : {}),
-        SLUICE_METRICS_NAMESPACE: SLUICE_NAMESPACE,
-        POWERTOOLS_SERVICE_NAME: 'sluice-edge',
-      },
+      }),
       bundling: {
         forceDockerBundling: false,
         format: nodejs.OutputFormat.ESM,
@@ -113,18 +140,22 @@ export class EdgeStack extends Stack {
         mainFields: [...EDGE_BUNDLING.mainFields],
         banner: EDGE_BUNDLING.banner,
         externalModules: [...EDGE_BUNDLING.external],
+        esbuildArgs: Object.fromEntries(Object.entries(EDGE_BUNDLING.alias).map(([from, to]) => [`--alias:${from}`, to])),
         minify: true,
         sourceMap: true,
         metafile: false,
       },
     });
     if (props.nodeMajor === 20) {
-      // Node.js 20 is deprecated by Lambda (creation ends 2027-02-01) but is the runtime the
-      // project targets; context edgeNodeMajor moves it. Same reason as the cdk-nag L1 acknowledgment.
+      // Node.js 20 is deprecated by Lambda (creation ends 2027-02-01); only an explicit edgeNodeMajor=20 gets here.
       (this.fn.node.defaultChild as lambda.CfnFunction).addMetadata('cfn-lint', { config: { ignore_checks: ['W2531'] } });
     }
     // Least privilege: this secret, this queue, this stage's parameters.
     props.upstashSecret.grantRead(this.fn);
+    this.originSecret.grantRead(this.fn);
+    this.adminSecret.grantRead(this.fn);
+    // The admin API writes limits and reservations back to the stage's policy parameters.
+    ConfigStack.grantPolicyWrite(this.fn, this, props.parameterPath);
     props.brokerCredentials?.grantRead(this.fn);
     props.spillover.grantSendMessages(this.fn);
     ConfigStack.grantPolicyRead(this.fn, this, props.parameterPath);
@@ -137,6 +168,10 @@ export class EdgeStack extends Stack {
     const originProps = {
       readTimeout: Duration.seconds(props.originReadTimeoutSeconds),
       keepaliveTimeout: Duration.seconds(60),
+      // A dynamic reference, resolved by CloudFormation at deploy time: the value is not in the template.
+      customHeaders: {
+        [ORIGIN_VERIFY_HEADER]: SecretValue.secretsManager(originSecretName, { jsonField: SECRET_FIELDS.origin.value }).unsafeUnwrap(),
+      },
     };
     const origin =
       props.originAccess === 'oac'
@@ -178,6 +213,9 @@ export class EdgeStack extends Stack {
       logBucket: accessLogs,
       logFilePrefix: 'cloudfront/',
     });
+
+    // The origin header's dynamic reference names the secret, which CloudFormation must create first.
+    this.distribution.node.addDependency(this.originSecret);
 
     new CfnOutput(this, 'EdgeUrl', { value: `https://${props.domainName ?? this.distribution.distributionDomainName}`, description: 'OpenAI-compatible base URL is <EdgeUrl>/v1' });
     new CfnOutput(this, 'FunctionUrl', { value: this.url.url, description: 'Direct function URL (streaming)' });

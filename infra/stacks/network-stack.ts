@@ -7,7 +7,7 @@ import type { ExistingVpcConfig } from '../config.ts';
 
 export interface NetworkStackProps extends StackProps {
   readonly stage: string;
-  readonly availabilityZones: string[];
+  readonly availabilityZones?: string[];
   readonly vpcCidr: string;
   readonly natGateways: number;
   /** Use this VPC instead of creating one (described by attributes: no lookup). */
@@ -35,7 +35,7 @@ export class NetworkStack extends Stack {
     }
     const vpc = new ec2.Vpc(this, 'Vpc', {
       ipAddresses: ec2.IpAddresses.cidr(props.vpcCidr),
-      availabilityZones: props.availabilityZones,
+      ...(props.availabilityZones ? { availabilityZones: props.availabilityZones } : { maxAzs: 2 }),
       natGateways: props.natGateways,
       subnetConfiguration: [
         { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },

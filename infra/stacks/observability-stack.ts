@@ -22,6 +22,9 @@ export interface BrokerHealthSources {
 export interface ObservabilityStackProps extends StackProps {
   readonly stage: string;
   readonly spillover: sqs.IQueue;
+  readonly spilloverDeadLetter: sqs.IQueue;
+  /** The edge has no broker endpoint (the default layout): every accepted request goes through the spillover. */
+  readonly edgeSpillsByDesign: boolean;
   readonly deadLetter: sqs.IQueue;
   readonly edgeFunction: lambda.IFunction;
   readonly dispatcherService: ecs.FargateService;
@@ -95,18 +98,47 @@ export class ObservabilityStack extends Stack {
       }),
     );
 
-    const spillDepth = props.spillover.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
+    const spillDlqDepth = props.spilloverDeadLetter.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
     alarm(
-      'SpilloverInUse',
-      new cloudwatch.Alarm(this, 'SpilloverInUse', {
-        alarmDescription: 'The edge could not reach the broker and is spilling accepted requests to SQS.',
-        metric: spillDepth,
+      'SpilloverDeadLetterNotEmpty',
+      new cloudwatch.Alarm(this, 'SpilloverDeadLetterNotEmpty', {
+        alarmDescription: 'Spilled requests could not be redriven into the broker: inspect the spillover dead-letter queue.',
+        metric: spillDlqDepth,
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 2,
+        evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
     );
+
+    const spillDepth = props.spillover.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
+    // In every layout: spilled requests wait longer than a redrive should take.
+    const spillAge = props.spillover.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' });
+    alarm(
+      'SpilloverNotDraining',
+      new cloudwatch.Alarm(this, 'SpilloverNotDraining', {
+        alarmDescription: 'Requests wait in the SQS spillover: the dispatchers do not redrive them into the broker.',
+        metric: spillAge,
+        threshold: 120,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    if (!props.edgeSpillsByDesign) {
+      // Only where the edge has a broker: there, a spill means the broker refused it.
+      alarm(
+        'SpilloverInUse',
+        new cloudwatch.Alarm(this, 'SpilloverInUse', {
+          alarmDescription: 'The edge could not reach the broker and is spilling accepted requests to SQS.',
+          metric: sluice(METRICS.spilloverSent, {}),
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 2,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
 
     // Backlog growing: its per-minute change stays positive for five minutes.
     const backlogGrowth = new cloudwatch.MathExpression({
@@ -224,7 +256,7 @@ export class ObservabilityStack extends Stack {
           }),
           new cloudwatch.GraphWidget({
             title: 'SQS spillover and dead letters',
-            left: [spillDepth, dlqDepth],
+            left: [spillDepth, dlqDepth, spillDlqDepth],
             right: [sluice(METRICS.spilloverSent, {})],
             width: 8,
           }),

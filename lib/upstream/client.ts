@@ -34,6 +34,8 @@ export interface UpstreamClient {
 
 export interface UpstreamClientOptions {
   readonly connections?: number;
+  /** Bearer key the GPU endpoints require, if any. */
+  readonly apiKey?: string;
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
@@ -45,7 +47,11 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     return request(`${call.baseUrl.replace(/\/$/, '')}${UPSTREAM_PATHS[call.operation]}`, {
       method: 'POST',
       dispatcher: agent,
-      headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
+      headers: {
+        'content-type': 'application/json',
+        accept: stream ? 'text/event-stream' : 'application/json',
+        ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+      },
       body: JSON.stringify(body),
       signal: AbortSignal.any(signals),
     });

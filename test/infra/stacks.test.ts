@@ -63,10 +63,10 @@ describe('app', () => {
 });
 
 describe('edge', () => {
-  it('is a Node.js 20 arm64 function with a RESPONSE_STREAM function URL', () => {
+  it('is a Node.js 24 arm64 function with a RESPONSE_STREAM function URL', () => {
     const t = s.template('edge');
     t.hasResourceProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs20.x',
+      Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
     });
@@ -78,13 +78,13 @@ describe('edge', () => {
 
   it('is not attached to the VPC (function URLs do not stream from VPC functions)', () => {
     const fns = resourcesOf(s, 'edge', 'AWS::Lambda::Function');
-    const edge = Object.values(fns).find((f) => (props(f).Runtime as string) === 'nodejs20.x')!;
+    const edge = Object.values(fns).find((f) => (props(f).Runtime as string) === 'nodejs24.x')!;
     expect(props(edge).VpcConfig).toBeUndefined();
   });
 
   it('reads secrets from Secrets Manager at run time: ids in the environment, never values', () => {
     const fns = resourcesOf(s, 'edge', 'AWS::Lambda::Function');
-    const edge = Object.values(fns).find((f) => (props(f).Runtime as string) === 'nodejs20.x')!;
+    const edge = Object.values(fns).find((f) => (props(f).Runtime as string) === 'nodejs24.x')!;
     const env = ((props(edge).Environment as Json).Variables ?? {}) as Json;
     expect(env.SLUICE_UPSTASH_SECRET_ID).toBe('sluice/test/upstash');
     const keys = Object.keys(env).join(' ');
@@ -132,15 +132,18 @@ describe('queues', () => {
     const t = s.template('queues');
     t.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     const queues = Object.values(resourcesOf(s, 'queues', 'AWS::SQS::Queue'));
-    expect(queues).toHaveLength(2);
+    expect(queues).toHaveLength(3);
     for (const q of queues) expect(JSON.stringify(props(q).KmsMasterKeyId)).toMatch(/\{"Fn::GetAtt":\["QueueKey[0-9A-F]+","Arn"\]\}/);
   });
 
-  it('redrives spillover to the dead-letter queue after 5 receives', () => {
+  it('spills into a high-throughput FIFO queue that redrives to its own FIFO dead-letter queue after 5 receives', () => {
+    const fifo = { FifoQueue: true, ContentBasedDeduplication: false, DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
     s.template('queues').hasResourceProperties('AWS::SQS::Queue', {
-      QueueName: 'sluice-test-spillover',
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('DeadLetter'), 'Arn'] }, maxReceiveCount: 5 },
+      QueueName: 'sluice-test-spillover.fifo',
+      ...fifo,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('SpilloverDeadLetter'), 'Arn'] }, maxReceiveCount: 5 },
     });
+    s.template('queues').hasResourceProperties('AWS::SQS::Queue', { QueueName: 'sluice-test-spillover-dead-letter.fifo', ...fifo });
   });
 
   it('refuses non-TLS access', () => {
@@ -243,31 +246,36 @@ describe('broker', () => {
     t.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', { Port: 8081, Protocol: 'TCP', TargetType: 'ip', HealthCheckProtocol: 'TCP' });
   });
 
-  it('creates the LITE parent topic and the wildcard group on deploy with a one-off task', () => {
+  it('creates the LITE parent topic and the wildcard group on deploy with a one-off task it waits for', () => {
     const t = s.template('broker');
-    const cr = Object.values(t.findResources('Custom::AWS')).map((x) => JSON.stringify(props(x)));
+    const cr = Object.values(t.findResources('Custom::RunTaskToCompletion')).map((x) => JSON.stringify(props(x)));
     expect(cr).toHaveLength(1);
-    expect(cr[0]).toContain('runTask');
-    expect(cr[0]).toContain('tasks.0.taskArn'); // response trimmed under the 4 KB custom-resource limit
+    expect(cr[0]).toMatch(/inittask/i);
+    // The deploy waits for the task and fails when it fails (test/infra/run-task-to-completion.test.ts).
+    const fns = JSON.stringify(t.findResources('AWS::Lambda::Function'));
+    expect(fns).toContain('DescribeTasksCommand');
     const defs = JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'));
     expect(defs).toContain('updateTopic');
     expect(defs).toContain('-t sluice-requests -a +message.type=LITE');
     expect(defs).toContain('-g sluice-dispatchers');
     expect(defs).toContain('+lite.bind.topic=sluice-requests,+lite.sub.wildcard=true');
     // The handler may start only that task definition and pass only its roles.
-    const sts = statements(s, 'broker', 'AWS679f53fac002430cb0da5b7982bd2287');
+    const sts = statements(s, 'broker', 'CreateTopicAndGroupHandlerRole');
     const run = sts.find((st) => asArray(st.Action as string | string[]).includes('ecs:RunTask'))!;
     expect(JSON.stringify(run.Resource)).toMatch(/inittask/i);
   });
 });
 
 describe('observability', () => {
-  it('alarms on realtime near its limit, DLQ not empty, spillover in use, broker unhealthy, backlog growing', () => {
+  it('alarms on realtime near its limit, DLQs not empty, spillover not draining, broker unhealthy, backlog growing', () => {
     const t = s.template('observability');
     const alarms = Object.keys(t.findResources('AWS::CloudWatch::Alarm'));
-    for (const id of ['RealtimeNearLimit', 'DeadLetterNotEmpty', 'SpilloverInUse', 'DispatcherBacklogGrowing', 'ProxyUnhealthy', 'BrokerNotRunning']) {
+    const ids = ['RealtimeNearLimit', 'DeadLetterNotEmpty', 'SpilloverDeadLetterNotEmpty', 'SpilloverNotDraining', 'DispatcherBacklogGrowing'];
+    for (const id of [...ids, 'ProxyUnhealthy', 'BrokerNotRunning']) {
       expect(alarms.some((a) => a.startsWith(id)), id).toBe(true);
     }
+    // The default edge spills every request by design: an alarm on spilling would never clear.
+    expect(alarms.some((a) => a.startsWith('SpilloverInUse'))).toBe(false);
     t.resourceCountIs('AWS::CloudWatch::CompositeAlarm', 1);
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Metrics: Match.arrayWith([Match.objectLike({ Expression: 'RATE(backlog) * 60' })]),
@@ -314,6 +322,18 @@ describe('variants', () => {
     v.template('network').resourceCountIs('AWS::EC2::VPC', 0);
     expect(validationReport(v.outdir).pluginReports.every((p) => p.violations.length === 0)).toBe(true);
     v.cleanup();
+  });
+
+  it('zones: never guessed from the region name; given ones are used as they are', () => {
+    const agnostic = synthesize({ stage: 'azs' }, { bundle: false });
+    const subnets = Object.values(agnostic.template('network').findResources('AWS::EC2::Subnet')).map((r) => JSON.stringify(r.Properties.AvailabilityZone));
+    // Account-agnostic: chosen at deploy time among the account's own zones.
+    expect(subnets.every((z) => z.includes('Fn::GetAZs'))).toBe(true);
+    agnostic.cleanup();
+    const given = synthesize({ stage: 'azs2', availabilityZones: JSON.stringify(['us-east-1c', 'us-east-1d']) }, { bundle: false });
+    const zones = Object.values(given.template('network').findResources('AWS::EC2::Subnet')).map((r) => r.Properties.AvailabilityZone as string);
+    expect(new Set(zones)).toEqual(new Set(['us-east-1c', 'us-east-1d']));
+    given.cleanup();
   });
 
   it('with edgeOriginAccess=oac: IAM-authenticated function URL signed by a Lambda origin access control', () => {

@@ -5,7 +5,8 @@
  * function-URL request.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -48,7 +49,11 @@ beforeAll(() => {
   synth = { status: r.status, ms: performance.now() - t0, output: `${r.stdout}\n${r.stderr}`, isolated: wrap.length > 0 };
   console.log(`npx cdk synth --quiet${synth.isolated ? ' (inside a network namespace with no network)' : ''}: exit ${r.status} in ${(synth.ms / 1000).toFixed(1)} s`);
 }, 300_000);
-afterAll(() => rmSync(OUT, { recursive: true, force: true }));
+const cleanups: Array<() => void> = [];
+afterAll(() => {
+  rmSync(OUT, { recursive: true, force: true });
+  for (const c of cleanups) c();
+});
 
 describe('cdk synth from the command line, offline', () => {
   it('synthesizes every stack with no AWS credentials or network', () => {
@@ -76,14 +81,18 @@ describe('cfn-lint', () => {
 });
 
 describe('edge bundle', () => {
-  it('loads and answers a Lambda function URL request using the embedded store', async () => {
+  it('loads from an empty directory (the asset alone, as Lambda runs it) and answers a function URL request', async () => {
     // The function's code asset, as CDK bundled it with esbuild.
     const template = JSON.parse(readFileSync(path.join(OUT, 'Sluice-dev-Edge.template.json'), 'utf8')) as {
-      Resources: Record<string, { Type: string; Properties: { Runtime?: string; Code?: { S3Key?: string } } }>;
+      Resources: Record<string, { Type: string; Properties: { Description?: string; Code?: { S3Key?: string } } }>;
     };
-    const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Runtime === 'nodejs20.x')!;
+    const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description?.includes(' edge '))!;
     const hash = fn.Properties.Code!.S3Key!.replace(/\.zip$/, '');
-    const bundle = path.join(OUT, `asset.${hash}`, 'index.mjs');
+    // Alone in a directory with no node_modules above it: a package left external fails here.
+    const taskRoot = mkdtempSync(path.join(os.tmpdir(), 'sluice-edge-task-'));
+    cleanups.push(() => rmSync(taskRoot, { recursive: true, force: true }));
+    copyFileSync(path.join(OUT, `asset.${hash}`, 'index.mjs'), path.join(taskRoot, 'index.mjs'));
+    const bundle = path.join(taskRoot, 'index.mjs');
     const bytes = readFileSync(bundle);
     console.log(`edge bundle: ${(bytes.length / 1024).toFixed(1)} KiB (${(gzipSync(bytes).length / 1024).toFixed(1)} KiB gzipped) at ${path.relative(REPO_ROOT, bundle)}`);
     expect(statSync(bundle).size).toBeLessThan(10 * 1024 * 1024);

@@ -53,6 +53,8 @@ export interface RocketMQLiteQueueOptions {
   /** A send that has not answered by then is reported unavailable (it may still land). */
   readonly sendTimeoutMs?: number;
   readonly namespace?: string;
+  /** TLS to the proxy (a public endpoint) and ACL 2.0 credentials, when the cluster requires them. */
+  readonly access?: { readonly sslEnabled: boolean; readonly credentials?: { readonly accessKey: string; readonly accessSecret: string } };
   /** Where the client library's own log lines go (default: nowhere). */
   readonly log?: Logger;
 }
@@ -131,6 +133,7 @@ export class RocketMQLiteQueue implements LiteQueue {
         namespace: this.opts.namespace ?? '',
         topic: this.opts.parentTopic,
         maxAttempts: 2,
+        ...accessOptions(this.opts),
         logger: rocketmqClientLogger(this.opts.log ?? silentLogger),
       });
       this.producer = producer.startup().then(() => producer);
@@ -176,7 +179,12 @@ class RocketMQSubscription {
       if (this.closing) throw new Error('subscription closed before the consumer started');
       try {
         this.consumer = await new LitePushConsumerBuilder()
-          .setClientConfiguration({ endpoints: this.opts.endpoints, namespace: this.opts.namespace ?? '', logger: rocketmqClientLogger(this.opts.log ?? silentLogger) })
+          .setClientConfiguration({
+            endpoints: this.opts.endpoints,
+            namespace: this.opts.namespace ?? '',
+            logger: rocketmqClientLogger(this.opts.log ?? silentLogger),
+            ...accessOptions(this.opts),
+          })
           .setConsumerGroup(this.opts.consumerGroup)
           .bindTopic(this.opts.parentTopic)
           // Orderly group: different LiteTopics of one received batch run in parallel
@@ -276,4 +284,9 @@ class RocketMQSubscription {
     // settle; messages not yet handled are handed back with a short Suspend above.
     await this.consumer?.close();
   }
+}
+
+function accessOptions(opts: RocketMQLiteQueueOptions): { sslEnabled?: boolean; sessionCredentials?: { accessKey: string; accessSecret: string } } {
+  if (!opts.access) return {};
+  return { sslEnabled: opts.access.sslEnabled, ...(opts.access.credentials ? { sessionCredentials: { ...opts.access.credentials } } : {}) };
 }

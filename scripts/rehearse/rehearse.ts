@@ -1,0 +1,391 @@
+/**
+ * The deploy rehearsal: what `cdk deploy` ships, run on this machine from `cdk.out`.
+ * Synthesizes the app, then starts the deployed topology with local stand-ins for AWS
+ * (ElasticMQ for SQS, moto for SSM and Secrets Manager, the Upstash-compatible REST server
+ * over redis-server, RocketMQ 5.5), every name and value read from the templates:
+ * the edge asset alone in an empty directory under AWS's runtime interface client, behind a
+ * function URL front with CloudFront's origin timeouts; the dispatcher built as its
+ * Dockerfile builds it, with the task definition's environment and secrets. Then a smoke
+ * test through the front. Each step says what it read and what it stood in for.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { serve } from '@hono/node-server';
+import { CreateSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { createGpuSim } from '../../functions/gpu-sim/app.ts';
+import { METRIC_EMITTER, SLUICE_NAMESPACE } from '../../functions/runtime/contract.ts';
+import { systemClock } from '../../functions/runtime/system-clock.ts';
+import { startElasticMQ } from '../elasticmq/index.ts';
+import { startMoto } from '../moto/server.ts';
+import { startRedisServer } from '../redis/server.ts';
+import { startRocketMQ } from '../rocketmq/index.ts';
+import { freePort } from '../rocketmq/ports.ts';
+import { startUpstashRestServer } from '../upstash-rest/server.ts';
+import { runBrokerInit } from './broker-init.ts';
+import { buildImage } from './dockerfile.ts';
+import { startFunctionUrl } from './function-url.ts';
+import { ensureRic, startRicEnvironment } from './lambda-ric.ts';
+import { eachLine } from './lines.ts';
+import { emfMetrics, sameMetric, watchedMetrics } from './metrics.ts';
+import { smoke, type SmokeResult } from './smoke.ts';
+import { Assembly, type LocalWorld, type Template } from './templates.ts';
+
+export interface RehearseOptions {
+  readonly repoRoot: string;
+  /** Run this edge bundle instead of the one in cdk.out (e.g. an older build, to see it fail). */
+  readonly edgeAsset?: string;
+  /** Reuse a synthesized assembly instead of running `cdk synth`. */
+  readonly cdkOut?: string;
+  readonly log: (line: string) => void;
+}
+
+export interface RehearseReport {
+  readonly ok: boolean;
+  readonly checks: Array<{ name: string; ok: boolean; detail: string }>;
+}
+
+const REGION = 'us-east-1';
+const ACCOUNT = '000000000000';
+const PROXY_NLB_HOST = 'proxy-nlb.rehearsal.internal';
+const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'rehearsal', AWS_SECRET_ACCESS_KEY: 'rehearsal' };
+
+export async function rehearse(options: RehearseOptions): Promise<RehearseReport> {
+  const { log, repoRoot } = options;
+  const cache = join(repoRoot, '.cache');
+  const checks: RehearseReport['checks'] = [];
+  const check = (name: string, ok: boolean, detail: string) => {
+    checks.push({ name, ok, detail });
+    log(`${ok ? 'PASS' : 'FAIL'} ${name}: ${detail}`);
+  };
+  const stops: Array<() => Promise<unknown>> = [];
+  const work = mkdtempSync(join(tmpdir(), 'sluice-rehearsal-'));
+  stops.push(async () => rmSync(work, { recursive: true, force: true }));
+  try {
+    // --- the GPU endpoint first: its address goes into the synthesized policy (context gpuEndpoints).
+    const gpuPort = await freePort();
+    const gpu = createGpuSim({ clock: systemClock, models: ['sim-llm'], slots: 8, baseTokenMs: 15 });
+    const gpuServer = serve({ fetch: gpu.app.fetch, hostname: '127.0.0.1', port: gpuPort });
+    stops.push(async () => {
+      gpu.close();
+      await new Promise((r) => gpuServer.close(r));
+    });
+    const gpuEndpoints = { 'sim-llm': [`http://127.0.0.1:${gpuPort}/v1`] };
+
+    // --- synthesize (as `cdk deploy` would first), offline.
+    const out = options.cdkOut ?? join(work, 'cdk.out');
+    if (!options.cdkOut) {
+      log(`cdk synth -> ${out}`);
+      const r = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '--ci', '-o', out, '-c', `gpuEndpoints=${JSON.stringify(gpuEndpoints)}`], {
+        cwd: repoRoot,
+        env: offlineEnv(),
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
+      if (r.status !== 0) throw new Error(`cdk synth failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+    }
+    const app = new Assembly(out);
+    const edgeStack = app.stack('Edge');
+    const dispatchersStack = app.stack('Dispatchers');
+    const configStack = app.stack('Config');
+    const queuesStack = app.stack('Queues');
+
+    // --- local stand-ins for AWS, started side by side.
+    log('starting redis-server + Upstash REST, moto, ElasticMQ, RocketMQ');
+    const upstashToken = createHash('sha256').update(work).digest('hex');
+    const [redis, moto, elasticmq, rocketmq] = await Promise.all([
+      startRedisServer({ log: (m) => log(`[redis] ${m}`) }),
+      startMoto((m) => log(`[moto] ${m}`)),
+      startElasticMQ({ cacheDir: cache, log: (m) => log(`[elasticmq] ${m}`) }),
+      // Its own topic and group under other names: sluice's are created by the stack's init script below.
+      startRocketMQ({ cacheDir: cache, parentTopic: 'rehearsal-unused', consumerGroup: 'rehearsal-unused', log: (m) => log(`[rocketmq] ${m}`) }),
+    ]);
+    stops.push(() => redis.close(), () => moto.close(), () => elasticmq.stop(), () => rocketmq.stop());
+    const init = await runBrokerInit({ app, cacheDir: cache, namesrv: rocketmq.namesrv, log });
+    check('broker init task (the Broker stack\'s mqadmin script) creates the topic and group', init.ok, init.detail);
+    if (!init.ok) throw new Error('the broker init task failed; the deploy would fail here');
+    const upstash = await startUpstashRestServer({ redisUrl: redis.url, token: upstashToken });
+    stops.push(() => upstash.close());
+    const endpoints = {
+      AWS_ENDPOINT_URL_SSM: moto.url,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: moto.url,
+      AWS_ENDPOINT_URL_SQS: elasticmq.endpoint,
+    };
+    const aws = { region: REGION, credentials: { accessKeyId: 'rehearsal', secretAccessKey: 'rehearsal' } };
+    const sqs = new SQSClient({ ...aws, endpoint: elasticmq.endpoint });
+    const ssm = new SSMClient({ ...aws, endpoint: moto.url });
+    const secrets = new SecretsManagerClient({ ...aws, endpoint: moto.url });
+
+    // --- queues with the template's attributes (dead-letter targets first).
+    const queueUrls = new Map<string, string>();
+    const queueArns = new Map<string, string>();
+    const world: LocalWorld = {
+      region: REGION,
+      account: ACCOUNT,
+      queueUrl: (name) => must(queueUrls.get(name), `queue ${name} was not created`),
+      queueArn: (name) => must(queueArns.get(name), `queue ${name} was not created`),
+      loadBalancerHost: () => PROXY_NLB_HOST,
+    };
+    const queues = app.resources(queuesStack, 'AWS::SQS::Queue').sort(([, a], [, b]) => Number('RedrivePolicy' in a.Properties) - Number('RedrivePolicy' in b.Properties));
+    for (const [, q] of queues) {
+      const name = app.resolve(queuesStack, q.Properties.QueueName, world);
+      const { attributes, skipped } = queueAttributes(app, queuesStack, q.Properties, world);
+      const created = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+      queueUrls.set(name, created.QueueUrl!);
+      const arn = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: created.QueueUrl!, AttributeNames: ['QueueArn'] }));
+      queueArns.set(name, arn.Attributes!.QueueArn!);
+      log(`queue ${name}: ${JSON.stringify(attributes)} (not stood in for: ${skipped.join(', ') || 'nothing'})`);
+    }
+
+    // --- the policy parameters the Config stack seeds, and the secret the README has the user create.
+    for (const [, p] of app.resources(configStack, 'AWS::SSM::Parameter')) {
+      const name = app.resolve(configStack, p.Properties.Name, world);
+      await ssm.send(new PutParameterCommand({ Name: name, Value: app.resolve(configStack, p.Properties.Value, world), Type: 'String', Overwrite: true }));
+      log(`ssm ${name} seeded from the template`);
+    }
+    // Secrets the stacks create (generated values), then the one the README has the user create.
+    for (const t of app.templates.values()) {
+      for (const [id, r] of app.resources(t, 'AWS::SecretsManager::Secret')) {
+        const gen = r.Properties.GenerateSecretString as { SecretStringTemplate?: string; GenerateStringKey?: string } | undefined;
+        if (typeof r.Properties.Name !== 'string') continue;
+        const value = gen?.GenerateStringKey
+          ? JSON.stringify({ ...JSON.parse(gen.SecretStringTemplate ?? '{}'), [gen.GenerateStringKey]: randomBytes(24).toString('hex') })
+          : randomBytes(24).toString('hex');
+        await secrets.send(new CreateSecretCommand({ Name: r.Properties.Name, SecretString: value }));
+        log(`secret ${r.Properties.Name} (${t.stack}/${id}) generated as the template says`);
+      }
+    }
+    const upstashSecretName = app.resolve(configStack, app.output(configStack, 'UpstashSecretName'), world);
+    await secrets.send(new CreateSecretCommand({ Name: upstashSecretName, SecretString: JSON.stringify({ url: upstash.url, token: upstashToken }) }));
+    log(`secret ${upstashSecretName} created as infra/README.md says (url, token)`);
+
+    // --- the dispatcher: built as its Dockerfile builds it, started with the task definition's environment and secrets.
+    const [, td] = one(app.resources(dispatchersStack, 'AWS::ECS::TaskDefinition'), 'dispatcher task definition');
+    const container = ((td.Properties.ContainerDefinitions as Array<Record<string, unknown>>) ?? [])[0]!;
+    const asset = dockerAsset(out, dispatchersStack.stack);
+    const image = buildImage({ dockerfile: join(repoRoot, asset.dockerFile), context: repoRoot, into: join(cache, 'rehearsal-image'), log });
+    for (const s of image.steps) log(`[image] ${s}`);
+    const taskEnv: Record<string, string> = {};
+    for (const e of (container.Environment ?? []) as Array<{ Name: string; Value: unknown }>) taskEnv[e.Name] = app.resolve(dispatchersStack, e.Value, world);
+    for (const s of (container.Secrets ?? []) as Array<{ Name: string; ValueFrom: unknown }>) {
+      taskEnv[s.Name] = await secretValue(secrets, app.resolve(dispatchersStack, s.ValueFrom, world));
+    }
+    standInForProxy(taskEnv, rocketmq.endpoints);
+    const metricsPort = await freePort();
+    const dispatcherLines: string[] = [];
+    const dispatcher = startProcess(
+      image.cmd,
+      image.workdir,
+      {
+        ...baseEnv(),
+        ...image.env,
+        ...taskEnv,
+        ...CREDENTIALS,
+        AWS_REGION: REGION,
+        ...endpoints,
+        // Local choices, not the template's: a free port for /metrics; EMF every 2 s, not every minute.
+        SLUICE_METRICS_PORT: String(metricsPort),
+        SLUICE_EMF_INTERVAL_MS: '2000',
+      },
+      (line) => {
+        dispatcherLines.push(line);
+        if (!line.startsWith('{"_aws"')) log(`[dispatcher] ${line.slice(0, 300)}`);
+      },
+    );
+    stops.push(() => dispatcher.stop());
+    log(`dispatcher: ${image.cmd.join(' ')} in ${image.workdir} with ${Object.keys(taskEnv).sort().join(', ')}`);
+
+    // --- the edge: its asset alone in an empty task root, under aws-lambda-ric, behind the function URL front.
+    const [, fn] = one(
+      app.resources(edgeStack, 'AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description ?? '').includes(' edge ')),
+      'edge function',
+    );
+    const assetFile = options.edgeAsset ?? join(out, `asset.${String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
+    const taskRoot = join(work, 'var-task');
+    mkdirSync(taskRoot);
+    copyFileSync(assetFile, join(taskRoot, 'index.mjs'));
+    log(`edge asset ${assetFile} copied alone into ${taskRoot}`);
+    const fnEnv: Record<string, string> = {};
+    for (const [k, v] of Object.entries(((fn.Properties.Environment as { Variables?: Record<string, unknown> })?.Variables ?? {}))) fnEnv[k] = app.resolve(edgeStack, v, world);
+    standInForProxy(fnEnv, rocketmq.endpoints);
+    const runtime = String(fn.Properties.Runtime);
+    const [, dist] = one(app.resources(edgeStack, 'AWS::CloudFront::Distribution'), 'distribution');
+    const origin = ((dist.Properties.DistributionConfig as {
+      Origins: Array<{ CustomOriginConfig: { OriginReadTimeout: number }; OriginCustomHeaders?: Array<{ HeaderName: string; HeaderValue: unknown }> }>;
+    }).Origins)[0]!;
+    const originHeaders: Record<string, string> = {};
+    for (const h of origin.OriginCustomHeaders ?? []) {
+      originHeaders[h.HeaderName] = await dynamicReferences(secrets, app.resolve(edgeStack, h.HeaderValue, world));
+    }
+    const ric = ensureRic(cache, log);
+    const edgeLines: string[] = [];
+    const functionName = 'sluice-rehearsal-edge';
+    const front = await startFunctionUrl({
+      maxEnvironments: 4,
+      functionTimeoutSeconds: Number(fn.Properties.Timeout ?? 3),
+      originReadTimeoutSeconds: origin.CustomOriginConfig.OriginReadTimeout,
+      originHeaders,
+      functionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${functionName}`,
+      log,
+      startEnvironment: (runtimeApi, index) =>
+        startRicEnvironment({
+          ric,
+          taskRoot,
+          handler: String(fn.Properties.Handler),
+          runtimeApi,
+          index,
+          env: {
+            ...fnEnv,
+            ...CREDENTIALS,
+            ...endpoints,
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            TZ: ':UTC',
+            LANG: 'en_US.UTF-8',
+            AWS_REGION: REGION,
+            AWS_DEFAULT_REGION: REGION,
+            AWS_EXECUTION_ENV: `AWS_Lambda_${runtime}`,
+            AWS_LAMBDA_FUNCTION_NAME: functionName,
+            AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+            AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.Properties.MemorySize ?? 128),
+            AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${functionName}`,
+            AWS_LAMBDA_LOG_STREAM_NAME: `rehearsal/${index}`,
+            AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+          },
+          onLine: (line, i) => {
+            edgeLines.push(line);
+            if (!line.startsWith('{"_aws"')) log(`[edge ${i}] ${line.slice(0, 300)}`);
+          },
+        }),
+    });
+    stops.push(() => front.close());
+    log(`edge: ${runtime} handler ${String(fn.Properties.Handler)}, environment ${Object.keys(fnEnv).sort().join(', ')}; CloudFront origin read timeout ${origin.CustomOriginConfig.OriginReadTimeout} s`);
+
+    // --- smoke through the front.
+    const policyPath = must(fnEnv.SLUICE_POLICY_SSM_PATH, 'the edge has no SLUICE_POLICY_SSM_PATH');
+    const adminSecretId = must(fnEnv.SLUICE_ADMIN_SECRET_ID, 'the edge has no SLUICE_ADMIN_SECRET_ID');
+    const adminSecret = await secrets.send(new GetSecretValueCommand({ SecretId: adminSecretId }));
+    const result: SmokeResult = await smoke({
+      adminKey: (JSON.parse(adminSecret.SecretString!) as { key: string }).key,
+      baseUrl: front.url,
+      functionUrl: front.functionUrl,
+      model: 'sim-llm',
+      log,
+      putParameter: async (name, value) => void (await ssm.send(new PutParameterCommand({ Name: `${policyPath}/${name}`, Value: value, Type: 'String', Overwrite: true }))),
+      getParameter: async (name) => (await ssm.send(new GetParameterCommand({ Name: `${policyPath}/${name}` }))).Parameter!.Value!,
+      refreshMs: 30_000,
+    });
+    for (const c of result.checks) check(c.name, c.ok, c.detail);
+    check('edge started', front.initErrors.length === 0, front.initErrors.length ? front.initErrors.join('; ').slice(0, 500) : `${front.environments()} execution environment(s), no init error`);
+
+    // --- what CloudWatch would see: every metric an alarm or scaling policy reads, from the process it watches.
+    await new Promise((r) => setTimeout(r, 4_000));
+    const emitted = { edge: emfMetrics(edgeLines), dispatcher: emfMetrics(dispatcherLines) };
+    for (const w of watchedMetrics(app.templates.values(), SLUICE_NAMESPACE)) {
+      const who = METRIC_EMITTER[w.name as keyof typeof METRIC_EMITTER];
+      const found = who ? emitted[who].some((e) => sameMetric(e, w)) : false;
+      check(`metric ${w.name} ${JSON.stringify(w.dims)} (${w.alarm})`, found, found ? `emitted by the ${who} as EMF` : `not in the ${who ?? 'unknown'} process's EMF`);
+    }
+  } catch (err) {
+    check('rehearsal ran', false, err instanceof Error ? (err.stack ?? err.message) : String(err));
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch((e: unknown) => log(`stop: ${String(e)}`));
+  }
+  return { ok: checks.length > 0 && checks.every((c) => c.ok), checks };
+}
+
+function offlineEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AWS_') && !k.startsWith('CDK_')) env[k] = v;
+  return { ...env, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
+}
+
+function baseEnv(): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+}
+
+/** The template's names and ports of the proxy NLB stand for the local proxy. */
+function standInForProxy(env: Record<string, string>, proxy: string) {
+  const v = env.SLUICE_ROCKETMQ_ENDPOINTS;
+  if (v?.startsWith(`${PROXY_NLB_HOST}:`)) env.SLUICE_ROCKETMQ_ENDPOINTS = proxy;
+}
+
+function queueAttributes(app: Assembly, t: Template, p: Record<string, unknown>, world: LocalWorld) {
+  const copied = ['FifoQueue', 'ContentBasedDeduplication', 'DeduplicationScope', 'FifoThroughputLimit', 'MessageRetentionPeriod', 'VisibilityTimeout', 'ReceiveMessageWaitTimeSeconds', 'DelaySeconds', 'MaximumMessageSize'];
+  const attributes: Record<string, string> = {};
+  const skipped: string[] = [];
+  for (const [k, v] of Object.entries(p)) {
+    if (copied.includes(k)) attributes[k] = String(v);
+    else if (k === 'RedrivePolicy') {
+      const r = v as { deadLetterTargetArn: unknown; maxReceiveCount: number };
+      attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: app.resolve(t, r.deadLetterTargetArn, world), maxReceiveCount: r.maxReceiveCount });
+    } else if (k !== 'QueueName' && k !== 'Tags') skipped.push(k);
+  }
+  return { attributes, skipped };
+}
+
+/** CloudFormation dynamic references to Secrets Manager, `{{resolve:secretsmanager:<id>:SecretString:<field>::}}`. */
+async function dynamicReferences(client: SecretsManagerClient, value: string): Promise<string> {
+  let out = value;
+  for (const m of value.matchAll(/\{\{resolve:secretsmanager:([^:}]+):SecretString:([^:}]*):[^:}]*:[^:}]*\}\}/g)) {
+    const secret = await client.send(new GetSecretValueCommand({ SecretId: m[1] }));
+    const v = m[2] ? (JSON.parse(secret.SecretString!) as Record<string, string>)[m[2]] : secret.SecretString;
+    if (typeof v !== 'string') throw new Error(`dynamic reference ${m[0]}: no such field`);
+    out = out.replace(m[0], v);
+  }
+  if (out.includes('{{resolve:')) throw new Error(`unresolved dynamic reference in ${value}`);
+  return out;
+}
+
+/** An ECS secret reference, `arn:...:secret:<name>:<json field>::`, read from the stand-in. */
+async function secretValue(client: SecretsManagerClient, valueFrom: string): Promise<string> {
+  const m = /:secret:(.+?):([^:]*):([^:]*):([^:]*)$/.exec(valueFrom);
+  if (!m) throw new Error(`unexpected ECS secret reference ${valueFrom}`);
+  const secret = await client.send(new GetSecretValueCommand({ SecretId: m[1] }));
+  if (!m[2]) return secret.SecretString!;
+  const value = (JSON.parse(secret.SecretString!) as Record<string, unknown>)[m[2]];
+  if (typeof value !== 'string') throw new Error(`secret ${m[1]} has no field ${m[2]}`);
+  return value;
+}
+
+function dockerAsset(out: string, stack: string): { dockerFile: string } {
+  const manifest = JSON.parse(readFileSync(join(out, `${stack}.assets.json`), 'utf8')) as {
+    dockerImages?: Record<string, { source: { directory: string; dockerFile?: string } }>;
+  };
+  const images = Object.values(manifest.dockerImages ?? {});
+  if (images.length !== 1) throw new Error(`${stack}: expected one Docker image asset, found ${images.length}`);
+  return { dockerFile: images[0]!.source.dockerFile ?? 'Dockerfile' };
+}
+
+function startProcess(cmd: string[], cwd: string, env: Record<string, string>, onLine: (line: string) => void) {
+  const [bin, ...args] = cmd;
+  const child: ChildProcess = spawn(bin === 'node' ? process.execPath : bin!, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const s of [child.stdout!, child.stderr!]) eachLine(s, onLine);
+  return {
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done();
+        const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          done();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+function one<T>(list: T[], what: string): T {
+  if (list.length !== 1) throw new Error(`expected one ${what} in the templates, found ${list.length}`);
+  return list[0]!;
+}
+
+function must<T>(v: T | undefined, message: string): T {
+  if (v === undefined) throw new Error(message);
+  return v;
+}
+
+export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');

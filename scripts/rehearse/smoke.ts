@@ -1,0 +1,132 @@
+/**
+ * The smoke test a new user would run after `cdk deploy`, through the edge URL: add an
+ * account (infra/README.md, "First request"), then a sync, a streamed and an async chat
+ * completion, and a limit changed in SSM that shows in `x-ratelimit-limit-requests`.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+export interface SmokeOptions {
+  readonly baseUrl: string;
+  /** The function URL called directly, around CloudFront: it must refuse. */
+  readonly functionUrl: string;
+  /** The admin API's key, as an operator reads it from Secrets Manager. */
+  readonly adminKey: string;
+  readonly model: string;
+  readonly log: (line: string) => void;
+  putParameter(name: string, value: string): Promise<void>;
+  getParameter(name: string): Promise<string>;
+  /** How soon a changed policy must show (the edge's SSM refresh interval). */
+  readonly refreshMs: number;
+}
+
+export interface SmokeResult {
+  readonly checks: Array<{ name: string; ok: boolean; detail: string }>;
+}
+
+export async function smoke(o: SmokeOptions): Promise<SmokeResult> {
+  const checks: SmokeResult['checks'] = [];
+  const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail });
+  const key = `sk-${randomBytes(16).toString('hex')}`;
+  const hash = createHash('sha256').update(key).digest('hex');
+  await o.putParameter('tenants', JSON.stringify({ acme: {} }));
+  await o.putParameter('accounts', JSON.stringify({ 'acme-app': { tenant: 'acme', tier: 'realtime', keyHashes: [hash] } }));
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const chat = (extra: Record<string, unknown>) =>
+    JSON.stringify({ model: o.model, messages: [{ role: 'user', content: 'Say hello in a few words.' }], max_tokens: 48, ...extra });
+
+  try {
+    // sync
+    const t0 = performance.now();
+    const sync = await fetch(`${o.baseUrl}/v1/chat/completions`, { method: 'POST', headers, body: chat({}) });
+    const syncBody = await sync.text();
+    const content = safeJson(syncBody)?.choices?.[0]?.message?.content;
+    check('sync chat completion', sync.status === 200 && typeof content === 'string' && content.length > 0,
+      `${sync.status} in ${Math.round(performance.now() - t0)} ms: ${syncBody.slice(0, 160)}`);
+
+    // stream: chunks arrive before the answer ends
+    const t1 = performance.now();
+    const stream = await fetch(`${o.baseUrl}/v1/chat/completions`, { method: 'POST', headers, body: chat({ stream: true }) });
+    const arrivals: number[] = [];
+    let text = '';
+    if (stream.body) {
+      const decoder = new TextDecoder();
+      for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
+        const s = decoder.decode(chunk, { stream: true });
+        if (s.includes('data:')) arrivals.push(performance.now() - t1);
+        text += s;
+      }
+    }
+    const end = performance.now() - t1;
+    const events = text.split('\n').filter((l) => l.startsWith('data:')).length;
+    const firstAt = arrivals[0] ?? end;
+    check('stream: chunks before the end', stream.status === 200 && text.includes('data: [DONE]') && arrivals.length >= 2 && end - firstAt >= 100,
+      `${stream.status}, ${events} SSE events in ${arrivals.length} reads; first at ${Math.round(firstAt)} ms, end at ${Math.round(end)} ms`);
+
+    // async
+    const asyncRes = await fetch(`${o.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { ...headers, prefer: 'respond-async' }, body: chat({}) });
+    const accepted = safeJson(await asyncRes.text()) as { id?: string; status_url?: string } | undefined;
+    let final: { status?: string } | undefined;
+    if (asyncRes.status === 202 && accepted?.status_url) {
+      // status_url names the function URL's host (CloudFront forwards it); the path is what a client follows.
+      const path = new URL(accepted.status_url).pathname;
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline) {
+        final = safeJson(await (await fetch(`${o.baseUrl}${path}`, { headers })).text()) as { status?: string };
+        if (final?.status && final.status !== 'queued' && final.status !== 'running') break;
+        await sleep(250);
+      }
+    }
+    check('async: 202 then the result', asyncRes.status === 202 && final?.status === 'completed',
+      `${asyncRes.status} ${accepted?.id ?? ''}, then ${JSON.stringify(final ?? {}).slice(0, 160)}`);
+
+    // around CloudFront: refused
+    const bypass = await fetch(`${o.functionUrl}/v1/chat/completions`, { method: 'POST', headers, body: chat({}) });
+    const bypassBody = await bypass.text();
+    check('function URL called directly is refused', bypass.status === 403, `${bypass.status}: ${bypassBody.slice(0, 160)}`);
+
+    // the admin API, behind its key
+    const admin = await fetch(`${o.baseUrl}/admin/v1/policy`, { headers: { authorization: `Bearer ${o.adminKey}` } });
+    const adminBody = await admin.text();
+    const noKey = await fetch(`${o.baseUrl}/admin/v1/policy`, { headers });
+    await noKey.text();
+    check('admin API: the key from Secrets Manager opens it, a client key does not', admin.status === 200 && adminBody.includes('"tiers"') && noKey.status === 401,
+      `with the admin key ${admin.status}, with a client key ${noKey.status}`);
+
+    // a limit changed in SSM shows within the refresh interval
+    const defaults = JSON.parse(await o.getParameter('defaults')) as { accountModel: { rpm: number } };
+    const before = await fetch(`${o.baseUrl}/v1/models`, { headers });
+    await before.text();
+    const rpm = defaults.accountModel.rpm - 1;
+    defaults.accountModel.rpm = rpm;
+    const changedAt = performance.now();
+    await o.putParameter('defaults', JSON.stringify(defaults));
+    let shown: string | null = null;
+    let waited = 0;
+    while (waited < o.refreshMs + 10_000) {
+      const r = await fetch(`${o.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { ...headers, prefer: 'respond-async' }, body: chat({ max_tokens: 4 }) });
+      await r.text();
+      shown = r.headers.get('x-ratelimit-limit-requests');
+      waited = performance.now() - changedAt;
+      if (shown === String(rpm)) break;
+      await sleep(1_000);
+    }
+    check('put-parameter shows in x-ratelimit-limit-requests', shown === String(rpm) && waited <= o.refreshMs + 2_000,
+      `defaults.accountModel.rpm -> ${rpm}: header ${shown} after ${(waited / 1000).toFixed(1)} s (refresh interval ${o.refreshMs / 1000} s)`);
+  } catch (err) {
+    check('smoke requests', false, err instanceof Error ? err.message : String(err));
+  }
+  return { checks };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function safeJson(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number) {
+  return new Promise((r) => setTimeout(r, ms));
+}
