@@ -289,6 +289,11 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
       await attempt('releaseSlot', () => primary.releaseSlot(key, leaseId));
     },
 
+    watchSlots(key: string, onRelease: () => void): () => void {
+      const stops = [primary.watchSlots(key, onRelease), fallback.watchSlots(key, onRelease)];
+      return () => stops.forEach((stop) => stop());
+    },
+
     async close(): Promise<void> {
       await Promise.allSettled([primary.close(), fallback.close()]);
     },

@@ -113,6 +113,14 @@ export interface RateStore {
   /** GCRA that books a slot up to `reserveUpToMs` ahead; a booked wait needs no second call. */
   paceReserving(input: PaceInput & { readonly reserveUpToMs: number }): Promise<PaceOutcome>;
   acquireSlot(request: SlotRequest): Promise<SlotDecision>;
+  /** Gives a slot back and tells every watcher of the gate, in any process sharing the store. */
   releaseSlot(key: string, leaseId: string): Promise<void>;
+  /**
+   * Calls `onRelease` when a slot of the gate is released, so a dispatcher with
+   * waiting requests asks again then instead of polling. A store that cannot
+   * notify (Upstash REST has no subscriptions) never calls it: its waiters fall
+   * back to their bounded keep-alive. Returns a function that stops watching.
+   */
+  watchSlots(key: string, onRelease: () => void): () => void;
   close(): Promise<void>;
 }

@@ -20,6 +20,11 @@ export function slotReclaimKey(gateKey: string): string {
   return `${gateKey}:reclaiming`;
 }
 
+/** Where a release is announced: same hash tag as the gate. */
+export function slotReleasedChannel(gateKey: string): string {
+  return `${gateKey}:released`;
+}
+
 /** A refused slot is worth retrying within this long; expiry is only the worst case. */
 export const SLOT_RETRY_CAP_MS = 100;
 
@@ -153,15 +158,19 @@ export async function acquireSlotScript(client: EvalClient, request: SlotRequest
   return { granted: false, inUse, retryAfterMs: num(reply[1]) };
 }
 
-/** KEYS: lease expiries, lease tiers. ARGV: lease id. */
+/**
+ * KEYS: lease expiries, lease tiers. ARGV: lease id, release channel.
+ * Reply: 1 if the lease was held (and the release announced on the channel), else 0.
+ */
 export const RELEASE_SLOT = defineScript(
   'release-slot',
-  `redis.call('ZREM', KEYS[1], ARGV[1])
+  `local held = redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-return 0
+if held == 1 then redis.call('PUBLISH', ARGV[2], '1') end
+return held
 `,
 );
 
 export async function releaseSlotScript(client: EvalClient, key: string, leaseId: string): Promise<void> {
-  await safeEval(client, RELEASE_SLOT, [key, slotTiersKey(key)], [leaseId]);
+  await safeEval(client, RELEASE_SLOT, [key, slotTiersKey(key)], [leaseId, slotReleasedChannel(key)]);
 }
