@@ -129,7 +129,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       const leases = leasesOf(request.key, now);
       const inUse = countByTier(leases);
       const marks = reclaims.get(request.key) ?? {};
-      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS);
+      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS, request.moreWaiting ?? true);
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);
       if (!decision.granted) {

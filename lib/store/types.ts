@@ -95,6 +95,12 @@ export interface SlotRequest {
    * in lib/limits/capacity-gate.ts.
    */
   readonly reclaimMs?: number;
+  /**
+   * Whether the asker holds more requests of this tier waiting after this one
+   * (default true). A grant with none left clears the tier's reclaim mark, so
+   * its idle share is lent again at once instead of when the mark lapses.
+   */
+  readonly moreWaiting?: boolean;
 }
 
 export type SlotDecision =

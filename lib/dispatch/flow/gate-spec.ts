@@ -21,7 +21,7 @@ export interface ModelGate {
 const cache = new WeakMap<Policy, Map<string, ModelGate>>();
 
 /** A lender waits for a short borrowed call at most this part of its tightest maximum queue wait. */
-const SHORT_CALL_SHARE_OF_WAIT = 0.25;
+const SHORT_CALL_SHARE_OF_WAIT = 0.5;
 
 export function modelGate(policy: Policy, model: string, slots: number): ModelGate {
   let byModel = cache.get(policy);

@@ -98,6 +98,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   const maxWaiting = deps.options.maxWaiting ?? 32;
   const holdMaxMs = deps.options.holdMaxMs ?? 20_000;
   const keepaliveMs = deps.options.keepaliveMs ?? 500;
+  // A waiting tier's mark outlives two keep-alives, and no more once its waiters are gone.
+  const reclaimMs = 2 * keepaliveMs;
   const { leaseMs, minSuspendMs } = deps.options;
   const models = new Map<string, ModelFlows>();
   const speed = new ServiceTime();
@@ -224,7 +226,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const ms = speed.estimateMs(m.model, w.estimate);
       const spec = ms === undefined || ms <= gate.shortCallMs ? gate.short : gate.long;
       const leaseId = deps.newId();
-      const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs });
+      const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1 });
       m.inUse = decision.inUse;
       if (decision.granted) {
         if (take(m, q, w, true)) w.value.settle({ kind: 'granted', grant: grantFor(m, q, w, leaseId) });

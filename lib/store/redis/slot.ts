@@ -31,7 +31,7 @@ export const SLOT_RETRY_CAP_MS = 100;
 /**
  * KEYS: lease expiries (zset), lease tiers (hash), reclaim marks (hash).
  * ARGV: now ('' = Redis TIME), tier, capacity, lease id, lease ms, gc slack, retry cap,
- *       reclaim ms, tier count, then per tier: name, reserved, lendable.
+ *       reclaim ms, more waiting (1/0), tier count, then per tier: name, reserved, lendable.
  * Reply: granted, retryAfterMs, then tier/count pairs in use (after a grant, including it).
  */
 export const ACQUIRE_SLOT = defineScript(
@@ -45,11 +45,12 @@ local leaseMs = tonumber(ARGV[5])
 local slack = tonumber(ARGV[6])
 local retryCap = tonumber(ARGV[7])
 local reclaimMs = tonumber(ARGV[8])
+local moreWaiting = ARGV[9] == '1'
 local spec = {}
 local names = {}
-for i = 1, tonumber(ARGV[9]) do
-  local name = ARGV[7 + i * 3]
-  spec[name] = {reserved = tonumber(ARGV[8 + i * 3]), lendable = tonumber(ARGV[9 + i * 3])}
+for i = 1, tonumber(ARGV[10]) do
+  local name = ARGV[8 + i * 3]
+  spec[name] = {reserved = tonumber(ARGV[9 + i * 3]), lendable = tonumber(ARGV[10 + i * 3])}
   names[#names + 1] = name
 end
 
@@ -106,7 +107,7 @@ if not may and own < reserved then
   local latest = now
   for _, untilMs in pairs(marks) do latest = math.max(latest, untilMs) end
   redis.call('PEXPIRE', KEYS[3], math.ceil(latest - now + slack))
-elseif may and own + 1 >= reserved and marks[tier] then
+elseif may and (own + 1 >= reserved or not moreWaiting) and marks[tier] then
   redis.call('HDEL', KEYS[3], tier)
 end
 
@@ -146,6 +147,7 @@ export async function acquireSlotScript(client: EvalClient, request: SlotRequest
     String(GC_SLACK_MS),
     String(SLOT_RETRY_CAP_MS),
     String(request.reclaimMs ?? DEFAULT_RECLAIM_MS),
+    request.moreWaiting === false ? '0' : '1',
     String(tiers.length),
   ];
   for (const [name, share] of tiers) args.push(name, String(share.reserved), String(share.lendable));
