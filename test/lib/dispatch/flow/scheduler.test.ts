@@ -91,7 +91,8 @@ describe('flow control', () => {
     await clock.advance(1_000);
     await first.release(100);
     const busy = granted(await ask('batch'));
-    for (let i = 0; i < 5; i++) void ask('batch');
+    // Heavier work ahead of it, whatever its deadline.
+    for (let i = 0; i < 5; i++) void ask('realtime');
     await clock.advance(1);
     const late = await ask('batch', 't', 'a', { deadline: clock.now() + 2_000 });
     expect(late.kind).toBe('late');
@@ -107,12 +108,15 @@ describe('flow control', () => {
     await clock.advance(1);
     const realtime = ask('realtime');
     expect((await offline).kind).toBe('suspend');
-    const lateBatch = await ask('batch', 't', 'a', { deadline: clock.now() + 59_000 });
     // Same weight as the worst (batch), earlier deadline: it takes that place.
-    expect(lateBatch.kind).toBe('granted');
-    void batch;
-    void realtime;
-    void holder;
+    const urgent = ask('batch', 't', 'a', { deadline: clock.now() + 59_000 });
+    expect((await batch).kind).toBe('suspend');
+    // Same weight, later deadline than the worst: the newcomer goes back.
+    expect((await ask('batch', 't', 'a', { deadline: clock.now() + 60_000 })).kind).toBe('suspend');
+    await holder.release(100);
+    const next = granted(await realtime);
+    await next.release(100);
+    expect((await urgent).kind).toBe('granted');
   });
 
   it('answers expired when the deadline passes while it waits', async () => {
