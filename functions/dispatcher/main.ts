@@ -3,12 +3,11 @@
  * toward the GPU endpoints. SIGTERM (ECS scale-in, deploys) stops taking messages
  * and lets running ones finish before exit.
  */
-import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DeadLetter } from '../../lib/queue/types.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
 import { createPrometheusTelemetry, startMetricsServer } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
-import { newLeaseId } from '../runtime/ids.js';
+import { startDispatching } from '../runtime/dispatching.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
@@ -21,20 +20,9 @@ log.info(parts.describe, 'parts');
 const upstream = createUpstreamClient();
 const { telemetry, prometheus } = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy });
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
-const dispatchDeps = {
-  clock: systemClock,
-  store: parts.store,
-  results: parts.results,
-  upstream,
-  policy: parts.policy,
-  log,
-  newId: newLeaseId,
-  deadLetters: parts.deadLetters,
-  onEvent: telemetry.onDispatch,
-};
-const handler = createDispatcher(dispatchDeps);
-settle = (d) => settleDeadLetter(dispatchDeps, d);
-const subscription = parts.queue.subscribe(handler, { concurrency: config.SLUICE_DISPATCH_CONCURRENCY });
+const dispatching = startDispatching(parts, { clock: systemClock, log, upstream, concurrency: config.SLUICE_DISPATCH_CONCURRENCY, onEvent: telemetry.onDispatch });
+settle = dispatching.settle;
+const { subscription } = dispatching;
 log.info({ concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE, metrics: `${metrics.url}/metrics` }, 'dispatcher consuming');
 
 let stopping = false;
