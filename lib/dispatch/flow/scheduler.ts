@@ -25,7 +25,7 @@ import type { Policy } from '../../policy/schema.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
-import { modelGate, type ModelGate } from './gate-spec.js';
+import { borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
 import { ServiceTime } from './service-time.js';
 import { tierOrder } from './tier-order.js';
 
@@ -39,6 +39,8 @@ export interface FlowControlOptions {
   readonly leaseMs: number;
   /** Shortest Suspend the broker takes. */
   readonly minSuspendMs: number;
+  /** A tier that asked for a slot within this long keeps its headroom (gate-spec.ts). */
+  readonly activeWithinMs?: number;
 }
 
 export interface FlowControlDeps {
@@ -105,6 +107,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   const speed = new ServiceTime();
   let seq = 0;
   let total = 0;
+  /** Per model and tier: when a request of it last asked here. A lender asked lately is active. */
+  const lastAsked = new Map<string, number>();
+  const activeWithinMs = deps.options.activeWithinMs ?? 30_000;
 
   function flowsOf(model: string): ModelFlows {
     let m = models.get(model);
@@ -133,7 +138,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         ms += one;
       }
     }
-    return ms / Math.max(1, gate.short.capacity);
+    return ms / Math.max(1, gate.open.capacity);
   }
 
   function worstWaiter(m: ModelFlows, gate: ModelGate): { q: TierQueue<Entry>; w: Waiter<Entry>; weight: number } | undefined {
@@ -223,8 +228,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const q = m.tiers.get(tier)!;
       const w = q.peek();
       if (!w) continue;
-      const ms = speed.estimateMs(m.model, w.estimate);
-      const spec = ms === undefined || ms <= gate.shortCallMs ? gate.short : gate.long;
+      const now = clock.now();
+      const spec = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), (lender) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs, m.inUse);
       const leaseId = deps.newId();
       const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1 });
       m.inUse = decision.inUse;
@@ -251,6 +256,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const now = clock.now();
       if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });
       const m = flowsOf(ask.model);
+      lastAsked.set(`${ask.model}\n${ask.flow.tier}`, now);
       const policy = deps.policy();
       const model = Object.hasOwn(policy.models, ask.model) ? policy.models[ask.model] : undefined;
       const gate = model ? modelGate(policy, ask.model, model.slots) : undefined;
