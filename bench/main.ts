@@ -16,6 +16,7 @@ import type { LabEngine } from './lib/engine.js';
 import { startRealEngine } from './lib/real-engine.js';
 import { parseJsonlTrace } from './lib/trace.js';
 import { isolation } from './scenarios/isolation.js';
+import { mixedOverload } from './scenarios/mixed-overload.js';
 import { replay } from './scenarios/replay.js';
 import { retryLoopScenario } from './scenarios/retry-loop.js';
 import { scale, type ScalePoint } from './scenarios/scale.js';
@@ -26,6 +27,7 @@ import type { Scenario, ScenarioContext, ScenarioOutput } from './scenarios/type
 export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'seed1-ratio': seed1Ratio,
   'seed2-burst': seed2Burst,
+  'mixed-overload': mixedOverload,
   isolation: isolation as Scenario,
   scale,
   'retry-loop': retryLoopScenario,

@@ -18,7 +18,7 @@ import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatche
 import type { DispatchEvent } from '../../lib/dispatch/types.js';
 import { checkWindow } from '../../lib/limits/fixed-window.js';
 import { parsePolicy, type Policy } from '../../lib/policy/schema.js';
-import type { DeadLetter } from '../../lib/queue/types.js';
+import type { DeadLetter, MessageHandler } from '../../lib/queue/types.js';
 import { silentLogger } from '../../lib/telemetry/log.js';
 import { createTelemetry } from '../../lib/telemetry/telemetry.js';
 import { createInProcessUpstream } from '../../lib/upstream/in-process.js';
@@ -263,7 +263,10 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
       telemetry?.onDispatch(e);
     },
   };
-  const handler = createDispatcher(dispatchDeps);
+  // Several dispatchers: each its own flow control and congestion state, one shared store.
+  const handlers = Array.from({ length: world.dispatchers ?? 1 }, () => createDispatcher(dispatchDeps));
+  let turn = 0;
+  const handler: MessageHandler = (m) => handlers[turn++ % handlers.length]!(m);
   settle = (d) => settleDeadLetter(dispatchDeps, d);
   const subscription = queue.subscribe(handler, { concurrency: world.workers ?? 64 });
   const onAdmission = (event: AdmissionEvent) => {

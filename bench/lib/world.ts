@@ -38,6 +38,11 @@ export interface World {
   readonly baselineRpm?: Readonly<Record<string, number>>;
   /** Dispatcher workers (concurrent deliveries) for Sluice. */
   readonly workers?: number;
+  /**
+   * Dispatchers sharing the store, each with its own flow control (default 1). They take
+   * the engine's deliveries in turn, as consumers of one group would.
+   */
+  readonly dispatchers?: number;
   /** Messages of one LiteTopic in flight at once (the broker's concurrent pop); default: the GPU slots, so one LiteTopic can fill the pool. */
   readonly inFlightPerTopic?: number;
   /** Feed Sluice's telemetry (lib/telemetry) and record, each second, the account its dashboard shows on top. */
@@ -113,7 +118,8 @@ export function requestBody(e: TraceEvent, n: number): string {
 
 /**
  * Engine flags every trace scenario takes: `--in-flight N` (messages of one LiteTopic in flight
- * at once; default the GPU slots) and `--workers N` (dispatcher concurrency; default 64).
+ * at once; default the GPU slots), `--workers N` (dispatcher concurrency; default 64) and
+ * `--dispatchers N` (dispatchers sharing the store; default 1).
  */
 export function withEngineFlags(world: World, flags: Readonly<Record<string, string>>): World {
   const int = (name: string) => {
@@ -125,5 +131,6 @@ export function withEngineFlags(world: World, flags: Readonly<Record<string, str
   };
   const inFlight = int('in-flight');
   const workers = int('workers');
-  return { ...world, ...(inFlight ? { inFlightPerTopic: inFlight } : {}), ...(workers ? { workers } : {}) };
+  const dispatchers = int('dispatchers');
+  return { ...world, ...(inFlight ? { inFlightPerTopic: inFlight } : {}), ...(workers ? { workers } : {}), ...(dispatchers ? { dispatchers } : {}) };
 }

@@ -5,14 +5,13 @@
  * cuts their upstream calls and hands their messages back un-acked, and exits.
  */
 import { sleep } from '../../lib/clock/clock.js';
-import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import { createDrain } from '../../lib/dispatch/drain.js';
 import type { DeadLetter } from '../../lib/queue/types.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
 import { startMetricsServer } from '../dashboard/runtime.js';
 import { startAggregate } from '../runtime/aggregate.js';
 import { readConfig } from '../runtime/config.js';
-import { newLeaseId } from '../runtime/ids.js';
+import { startDispatching } from '../runtime/dispatching.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
@@ -37,25 +36,20 @@ const { telemetry, prometheus, ...emf } = createDispatcherTelemetry({
 });
 emf.start(config.SLUICE_EMF_INTERVAL_MS);
 const metrics = await startMetricsServer({ prometheus, host: '0.0.0.0', port: config.SLUICE_METRICS_PORT });
-const dispatchDeps = {
+const dispatching = startDispatching(parts, {
   clock: systemClock,
-  store: parts.store,
-  attempts: parts.attempts,
-  results: parts.results,
-  upstream,
-  policy: parts.policy,
   log,
-  newId: newLeaseId,
-  deadLetters: parts.deadLetters,
-  onEvent: (event: Parameters<typeof telemetry.onDispatch>[0]) => {
+  upstream,
+  concurrency: config.SLUICE_DISPATCH_CONCURRENCY,
+  onEvent: (event) => {
     telemetry.onDispatch(event);
     if (event.type !== 'congestion') aggregate.sink.onDispatch(event);
   },
   options: { upstreamTimeoutMs: config.SLUICE_UPSTREAM_TIMEOUT_MS },
-};
-const handler = createDispatcher(dispatchDeps);
-settle = (d) => settleDeadLetter(dispatchDeps, d);
-const subscription = parts.queue.subscribe(drain.handler(handler), { concurrency: config.SLUICE_DISPATCH_CONCURRENCY });
+  wrap: drain.handler,
+});
+settle = dispatching.settle;
+const { subscription } = dispatching;
 log.info({ concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE, metrics: `${metrics.url}/metrics` }, 'dispatcher consuming');
 
 let stopping = false;

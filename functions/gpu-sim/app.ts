@@ -33,6 +33,7 @@ import { parseGpuSimOptions, type GpuSimConfig, type GpuSimOptions } from './opt
 import { chatFormat, completionFormat, responsesFormat, type Envelope, type Format } from './responses.js';
 import { SlotPool } from './slots.js';
 import { embeddingVector, tokensForChars } from './text.js';
+import { createVllmMetrics } from './metrics.js';
 
 export type { GpuSimOptions } from './options.js';
 
@@ -184,7 +185,21 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     includeUsage,
   });
 
-  const record = (p: Plan) => {
+  const kvCapacity = config.kvCacheTokens ?? config.slots * config.maxOutputTokens * 2;
+  let kvTokens = 0;
+  const metrics = createVllmMetrics(
+    { running: () => pool.busy, waiting: () => pool.queueLength, kvCacheUsage: () => Math.min(1, kvTokens / kvCapacity) },
+    config.models[0]!,
+  );
+  /** Holds the request's KV cache while it runs; the returned function frees it. */
+  const holdKv = (p: Plan) => {
+    const tokens = p.promptTokens + p.tokens.length;
+    kvTokens += tokens;
+    return () => void (kvTokens -= tokens);
+  };
+
+  const record = (p: Plan, model: string) => {
+    metrics.served(model, p.promptTokens, p.tokens.length);
     count.served++;
     count.promptTokens += p.promptTokens;
     count.completionTokens += p.tokens.length;
@@ -197,22 +212,25 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     return c.json(errorBody('Server is shutting down.', 'server_error', 'shutting_down'), 503);
   };
 
-  const answer = async (c: Context, a: Admitted, p: Plan, format: Format): Promise<Response> => {
+  const answer = async (c: Context, a: Admitted, p: Plan, format: Format, model: string): Promise<Response> => {
     let text = '';
+    const freeKv = holdKv(p);
     try {
       for await (const token of decode(clock, config, load, p, a.signal)) text += token;
     } catch (err) {
       if (a.signal.aborted) return interrupted(c);
       throw err;
     } finally {
+      freeKv();
       a.finish();
     }
-    record(p);
+    record(p, model);
     return c.json(format.full(text, p.finishReason, usage(p.promptTokens, p.tokens.length)));
   };
 
-  const stream = (c: Context, a: Admitted, p: Plan, format: Format, includeUsage: boolean): Response =>
+  const stream = (c: Context, a: Admitted, p: Plan, format: Format, includeUsage: boolean, model: string): Response =>
     streamSSE(c, async (sse) => {
+      const freeKv = holdKv(p);
       sse.onAbort(() => a.abort());
       // A write blocks while nobody reads; closing the stream on abort unblocks it so the
       // generation notices the client is gone even if it stopped reading first.
@@ -229,11 +247,12 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
         if (format.done) await send('[DONE]');
         // Writes after a disconnect fail silently, so reaching here does not prove delivery.
         if (a.signal.aborted) count.aborted++;
-        else record(p);
+        else record(p, model);
       } catch (err) {
         if (!a.signal.aborted) throw err;
         count.aborted++;
       } finally {
+        freeKv();
         a.finish();
       }
     });
@@ -253,6 +272,8 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     ),
   );
   app.get('/stats', (c) => c.json(stats()));
+  // What a vLLM server exposes for scraping: running and waiting sequences, KV-cache use, tokens.
+  app.get('/metrics', async (c) => c.text(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
   const modelObject = (id: string) => ({ id, object: 'model', created: Math.floor(startedAt / 1000), owned_by: config.name });
   app.get('/v1/models', (c) => c.json({ object: 'list', data: config.models.map(modelObject) }));
   app.get('/v1/models/:model{.+}', (c) => {
@@ -270,7 +291,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     if (a instanceof Response) return a;
     const includeUsage = body.stream_options?.include_usage === true;
     const format = chatFormat(envelope('chatcmpl', body.model, includeUsage && body.stream === true));
-    return body.stream ? stream(c, a, p, format, includeUsage) : answer(c, a, p, format);
+    return body.stream ? stream(c, a, p, format, includeUsage, body.model) : answer(c, a, p, format, body.model);
   });
 
   app.post('/v1/completions', async (c) => {
@@ -282,7 +303,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     if (a instanceof Response) return a;
     const includeUsage = body.stream_options?.include_usage === true;
     const format = completionFormat(envelope('cmpl', body.model, includeUsage && body.stream === true));
-    return body.stream ? stream(c, a, p, format, includeUsage) : answer(c, a, p, format);
+    return body.stream ? stream(c, a, p, format, includeUsage, body.model) : answer(c, a, p, format, body.model);
   });
 
   app.post('/v1/responses', async (c) => {
@@ -294,7 +315,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     if (a instanceof Response) return a;
     const request = { instructions: body.instructions ?? null, maxOutputTokens: body.max_output_tokens ?? null };
     const format = responsesFormat(envelope('resp', body.model, false), request);
-    return body.stream ? stream(c, a, p, format, false) : answer(c, a, p, format);
+    return body.stream ? stream(c, a, p, format, false, body.model) : answer(c, a, p, format, body.model);
   });
 
   app.post('/v1/embeddings', async (c) => {

@@ -1,25 +1,23 @@
 /**
  * Sluice in one process: the simulated GPU endpoint, the edge, the embedded engine
  * and store, and a dispatcher running the Suspend loop. `npm start` and the
- * end-to-end tests both use it.
+ * end-to-end tests both use it. Its parts and its dispatcher are wired as the
+ * deployed processes wire theirs (functions/runtime/parts.ts, dispatching.ts);
+ * only the options differ.
  */
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { sleep, type Clock } from '../../lib/clock/clock.js';
 import { createDrain, type DrainOutcome } from '../../lib/dispatch/drain.js';
-import { createDispatcher, settleDeadLetter, type DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
+import type { DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
+import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import type { Policy, PolicyInput } from '../../lib/policy/schema.js';
 import { existsSync } from 'node:fs';
 import { createPolicyAdmin } from '../../lib/policy/admin.js';
-import { createPolicyHolder } from '../../lib/policy/holder.js';
 import { hashApiKey } from '../../lib/policy/resolve.js';
 import { memorySource, type PolicySource } from '../../lib/policy/source.js';
 import { fileSource } from '../../lib/policy/sources/file.js';
-import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
-import { RocketMQLiteQueue } from '../../lib/queue/rocketmq/index.js';
 import type { DeadLetter, LiteQueue } from '../../lib/queue/types.js';
-import { createEmbeddedResults } from '../../lib/results/embedded.js';
-import { createEmbeddedStore } from '../../lib/store/embedded.js';
 import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import { createPrometheusSink } from '../../lib/telemetry/prometheus.js';
@@ -30,7 +28,10 @@ import { createEdgeApp } from '../edge/app.js';
 import { createGpuSim, type GpuSim, type GpuSimOptions } from '../gpu-sim/app.js';
 import type { EdgeOptions } from '../edge/deps.js';
 import type { Hono } from 'hono';
-import { newLeaseId, newRequestId } from '../runtime/ids.js';
+import { readConfig } from '../runtime/config.js';
+import { startDispatching } from '../runtime/dispatching.js';
+import { newRequestId } from '../runtime/ids.js';
+import { createParts } from '../runtime/parts.js';
 import { demoPolicy } from './demo-policy.js';
 
 export interface LocalSluiceOptions {
@@ -56,7 +57,13 @@ export interface LocalSluiceOptions {
   readonly edge?: EdgeOptions;
   readonly dispatcher?: DispatcherOptions;
   /** Run on a RocketMQ 5.5 proxy instead of the embedded engine. */
-  readonly rocketmq?: { readonly endpoints: string; readonly parentTopic?: string; readonly consumerGroup?: string };
+  readonly rocketmq?: {
+    readonly endpoints: string;
+    readonly parentTopic?: string;
+    readonly consumerGroup?: string;
+    /** Physical LiteTopics per LiteTopic, as the deployed processes shard them (default: theirs). */
+    readonly shards?: number;
+  };
   /** Messages of one LiteTopic dispatched at once (default 32). */
   readonly inFlightPerLiteTopic?: number;
   /** A shared store instead of the embedded one (e.g. Redis behind the guarded store). */
@@ -118,50 +125,45 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   } else {
     source = memorySource(initial);
   }
-  const holder = await createPolicyHolder({ source, clock, log });
-  const policy = () => holder.current();
+  // The deployed processes' configuration, with what differs here as its values.
+  const config = readConfig({
+    SLUICE_ROCKETMQ_ENDPOINTS: options.rocketmq?.endpoints,
+    SLUICE_ROCKETMQ_TOPIC: options.rocketmq?.parentTopic,
+    SLUICE_ROCKETMQ_GROUP: options.rocketmq?.consumerGroup,
+    SLUICE_ROCKETMQ_LITETOPIC_SHARDS: options.rocketmq?.shards === undefined ? undefined : String(options.rocketmq.shards),
+    // Releases leave a LiteTopic in order, but run side by side: one account's requests
+    // must not wait for each other's generations (the pacer and the gate set the rate).
+    SLUICE_INFLIGHT_PER_LITETOPIC: String(options.inFlightPerLiteTopic ?? 32),
+  });
+  let settle: (d: DeadLetter) => Promise<void> = async () => {};
+  const parts = await createParts(config, clock, log, {
+    role: 'edge',
+    policySource: source,
+    ...(options.store ? { store: options.store } : {}),
+    settleDeadLetter: (d) => settle(d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter')),
+  });
+  const { store, queue, results, policyHolder: holder } = parts;
+  const policy = parts.policy;
   const prometheus = createPrometheusSink();
-
-  const store = options.store ?? createEmbeddedStore(clock);
-  const results = createEmbeddedResults({ clock });
-  const onDeadLetter = (d: DeadLetter) => {
-    log.warn({ liteTopic: d.message.liteTopic, reason: d.reason }, 'message dead-lettered');
-    return settleDeadLetter(dispatchDeps, d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter'));
-  };
-  let queue: LiteQueue;
-  let depth: ((liteTopic: string) => number) | undefined;
-  /** Set for the embedded engine only: its queue dies with the process, so close() serves it first. */
-  let idle: (() => boolean) | undefined;
-  if (options.rocketmq) {
-    queue = new RocketMQLiteQueue({
-      endpoints: options.rocketmq.endpoints,
-      parentTopic: options.rocketmq.parentTopic ?? 'sluice-requests',
-      consumerGroup: options.rocketmq.consumerGroup ?? 'sluice-dispatchers',
-      clock,
-      log: options.log,
-      onDeadLetter,
-    });
-  } else {
-    const embedded = new EmbeddedLiteQueue({
-      clock,
-      // Releases leave a LiteTopic in order, but run side by side: one account's requests
-      // must not wait for each other's generations (the pacer and the gate set the rate).
-      maxInFlightPerTopic: options.inFlightPerLiteTopic ?? 32,
-      onDeadLetter: (d) => void onDeadLetter(d),
-    });
-    queue = embedded;
-    depth = (liteTopic) => embedded.depth(liteTopic);
-    idle = () => embedded.stats().queued === 0 && embedded.stats().inFlight === 0;
-  }
-  const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth });
+  const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth: parts.depth });
+  /** The embedded queue dies with the process, so close() serves what it holds first; a broker keeps its messages. */
+  const idle =
+    queue instanceof EmbeddedLiteQueue ? () => queue.stats().queued === 0 && queue.stats().inFlight === 0 : undefined;
   const drain = createDrain({ clock, drainMs: options.drainMs ?? 30_000 });
   const stopTaking = new AbortController();
   const stopWaiting = new AbortController();
   const rawUpstream = createUpstreamClient();
-  const upstream = drain.upstream(rawUpstream);
-  const dispatchDeps = { clock, store, results, upstream, policy, log, newId: newLeaseId, options: options.dispatcher, onEvent: telemetry.onDispatch };
-  const dispatcher = createDispatcher(dispatchDeps);
-  const subscription = queue.subscribe(drain.handler(dispatcher), { concurrency: options.concurrency ?? 64 });
+  const dispatching = startDispatching(parts, {
+    clock,
+    log,
+    upstream: drain.upstream(rawUpstream),
+    concurrency: options.concurrency ?? 64,
+    onEvent: telemetry.onDispatch,
+    ...(options.dispatcher ? { options: options.dispatcher } : {}),
+    wrap: drain.handler,
+  });
+  settle = dispatching.settle;
+  const { subscription } = dispatching;
 
   const admin = options.adminKey
     ? { keyHash: hashApiKey(options.adminKey), policy: createPolicyAdmin(source, holder), clock, newId: newRequestId }
@@ -183,7 +185,6 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     async close() {
       stopTaking.abort();
       const edgeClosed = closeServer(edge.server);
-      holder.close();
       // The embedded queue dies with the process: serve what it holds while the drain time lasts.
       // A broker keeps its messages: stop taking them, and finish or hand back those in flight.
       const outcome = await drain.run(async () => {
@@ -192,7 +193,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
       });
       log.info(outcome, outcome.drained ? 'drained' : 'drain time over: work in flight handed back, waiting clients answered');
       stopWaiting.abort();
-      await queue.close();
+      await parts.close();
       await rawUpstream.close();
       gpu.close();
       // Idle keep-alive sockets would hold close() open; answered ones are closed by `connection: close`.

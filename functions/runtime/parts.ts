@@ -48,6 +48,8 @@ export interface Parts {
   readonly policyHolder: PolicyHolder;
   /** Which implementation each part runs on, for the start-up log line. */
   readonly describe: Record<string, string>;
+  /** Messages waiting in a LiteTopic, where the queue can tell (the embedded engine). */
+  readonly depth?: (liteTopic: string) => number;
   close(): Promise<void>;
 }
 
@@ -128,10 +130,12 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
     queue = new SpillOnlyQueue(spilloverAt(config.SLUICE_SPILLOVER_QUEUE_URL, sqs));
     describe = 'sqs spillover only (dispatchers redrive into the broker)';
   } else {
-    queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: config.SLUICE_INFLIGHT_PER_LITETOPIC, onDeadLetter: (d) => void deadLetters(d) });
+    const embedded = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: config.SLUICE_INFLIGHT_PER_LITETOPIC, onDeadLetter: (d) => void deadLetters(d) });
+    queue = embedded;
     describe = 'embedded';
+    return { queue, describe, sqs, closers, depth: (liteTopic: string) => embedded.depth(liteTopic) };
   }
-  return { queue, describe, sqs, closers };
+  return { queue, describe, sqs, closers, depth: undefined };
 }
 
 /** The edge's queue when it cannot reach the broker: every envelope goes to the spillover. */
@@ -155,14 +159,20 @@ export interface PartsOptions {
   readonly settleDeadLetter?: (deadLetter: DeadLetter) => Promise<void>;
   /** Told of every envelope sent to the SQS spillover (telemetry, the spillover alert). */
   readonly onSpill?: (liteTopic: string, body: string) => void;
+  /** A policy source of the caller's own (`npm start`: its file or the demo policy) instead of the configured one. */
+  readonly policySource?: PolicySource;
+  /** A store the caller built (tests, `npm start` with a store of its own) instead of the configured one. */
+  readonly store?: RateStore;
 }
 
 export async function createParts(config: Config, clock: Clock, log: Logger, options: PartsOptions = {}): Promise<Parts> {
   const { settleDeadLetter } = options;
-  const upstash = await upstashClient(config);
-  const source = upstash && config.SLUICE_POLICY_SSM_PATH
-    ? withLastGoodPolicy(policySource(config), upstashKeeper(upstash), `sluice:${config.SLUICE_STAGE}:policy:last-good`, log)
-    : policySource(config);
+  const upstash = options.store ? undefined : await upstashClient(config);
+  const source =
+    options.policySource ??
+    (upstash && config.SLUICE_POLICY_SSM_PATH
+      ? withLastGoodPolicy(policySource(config), upstashKeeper(upstash), `sluice:${config.SLUICE_STAGE}:policy:last-good`, log)
+      : policySource(config));
   const holder = await createPolicyHolder({
     source,
     clock,
@@ -176,7 +186,11 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
   let attempts: AttemptStore = createEmbeddedAttempts(clock);
   const closers: Array<() => Promise<void>> = [];
   const describe: Record<string, string> = { policy: source.name };
-  if (upstash) {
+  if (options.store) {
+    results = createEmbeddedResults({ clock });
+    describe.store = 'given';
+    describe.results = 'embedded';
+  } else if (upstash) {
     shared = createUpstashStore({ redis: upstash });
     results = createRedisResults({ transport: upstashTransport(upstash), clock });
     attempts = createRedisAttempts(upstashEvalClient(upstash));
@@ -192,7 +206,9 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
     results = createEmbeddedResults({ clock });
     describe.store = describe.results = 'embedded';
   }
-  const store = shared
+  const store = options.store
+    ? options.store
+    : shared
     ? createGuardedStore({ primary: shared, clock, mode: config.SLUICE_STORE_FAILURE_MODE, timeoutMs: config.SLUICE_STORE_TIMEOUT_MS, log })
     : createEmbeddedStore(clock);
 
@@ -227,12 +243,14 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
     policySource: source,
     policyHolder: holder,
     describe,
+    ...(built.depth ? { depth: built.depth } : {}),
     async close() {
       holder.close();
       for (const stop of stopFirst) await stop();
       await queue.close();
       await results.close();
-      await store.close();
+      // A store the caller gave is the caller's to close.
+      if (!options.store) await store.close();
       for (const close of closers) await close();
     },
   };

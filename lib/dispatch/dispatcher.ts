@@ -3,8 +3,10 @@
  *
  * expired -> answer `expired`, ack. Else pace the LiteTopic (GCRA): a wait of 50 ms
  * or more is a Suspend, so the worker serves other LiteTopics meanwhile; shorter
- * waits are slept here (the broker's Suspend is not finer). Then the model's
- * capacity gate; no slot -> Suspend. Then the upstream call; the result (or each
+ * waits are slept here (the broker's Suspend is not finer). Then the request waits,
+ * un-acked, in the flow-control layer (flow/scheduler.ts) until the model's shared
+ * gate grants it a slot; only past that layer's bound does it Suspend. Then the
+ * upstream call; the result (or each
  * stream chunk) goes to the result channel; the slot, the reservoir place and the
  * token charge are settled; ack. Retriable upstream errors become a Failure, which
  * the engine redelivers with backoff; the last attempt answers the client with an
@@ -12,12 +14,11 @@
  */
 import { sleep, type Clock } from '../clock/clock.js';
 import { decodeEnvelope, type Envelope } from '../envelope.js';
-import { gateFromShares, type GateSpec } from '../limits/capacity-gate.js';
 import { resolveLimits } from '../policy/resolve.js';
 import type { Policy } from '../policy/schema.js';
 import { Consume, type ConsumeResult, type DeadLetter, type LiteMessage, type MessageHandler } from '../queue/types.js';
 import type { ResultChannel, StoredResult } from '../results/types.js';
-import { paceKey, slotGateKey } from '../store/keys.js';
+import { paceKey } from '../store/keys.js';
 import type { RateStore } from '../store/types.js';
 import type { Logger } from '../telemetry/log.js';
 import type { UpstreamClient, UpstreamReply } from '../upstream/client.js';
@@ -27,6 +28,7 @@ import { createCongestion, type Congestion } from './congestion.js';
 import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
+import { createFlowControl, type FlowControl, type FlowControlOptions } from './flow/scheduler.js';
 
 export interface DispatcherOptions {
   /** Deliveries of one envelope before it fails for good. */
@@ -42,6 +44,8 @@ export interface DispatcherOptions {
   readonly upstreamTimeoutMs?: number;
   /** A result write is retried this long (the upstream call never is); default 5 min. */
   readonly resultWriteGiveUpMs?: number;
+  /** The flow-control layer's bounds (requests waiting for a slot, how long each is held). */
+  readonly flow?: Omit<FlowControlOptions, 'leaseMs' | 'minSuspendMs'>;
 }
 
 export interface DispatcherDeps {
@@ -59,6 +63,8 @@ export interface DispatcherDeps {
   readonly congestion?: Congestion;
   /** Attempt records and failure counts by request id (lib/dispatch/attempts.ts); in memory by default. */
   readonly attempts?: AttemptStore;
+  /** Where paced requests wait for a slot; one per dispatcher by default. */
+  readonly flows?: FlowControl;
 }
 
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
@@ -137,19 +143,6 @@ function createReleaseBook(clock: Clock, reserveUpToMs: number) {
   };
 }
 
-/** A model's slot split, derived once per policy version rather than per message. */
-const gates = new WeakMap<Policy, Map<string, GateSpec>>();
-function gateOf(policy: Policy, model: string, slots: number): GateSpec {
-  let byModel = gates.get(policy);
-  if (!byModel) gates.set(policy, (byModel = new Map()));
-  let gate = byModel.get(model);
-  if (!gate) {
-    const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
-    byModel.set(model, (gate = gateFromShares(slots, shares)));
-  }
-  return gate;
-}
-
 export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const { clock, store, results, upstream, log } = deps;
   const maxAttempts = deps.options?.maxAttempts ?? 3;
@@ -162,6 +155,9 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const roundRobin = new Map<string, number>();
   const reserveUpToMs = deps.options?.reserveUpToMs ?? 30_000;
   const releases = createReleaseBook(clock, reserveUpToMs);
+  const flows =
+    deps.flows ??
+    createFlowControl({ clock, store, policy: deps.policy, newId: deps.newId, options: { ...deps.options?.flow, leaseMs, minSuspendMs } });
 
   function pickUpstream(model: string, upstreams: readonly string[]): string {
     const n = roundRobin.get(model) ?? 0;
@@ -176,6 +172,17 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     { clock, store: deps.attempts ?? createEmbeddedAttempts(clock), results, newId: deps.newId, log },
     { leaseMs: upstreamTimeoutMs + 10_000, writeGiveUpMs: deps.options?.resultWriteGiveUpMs },
   );
+
+  async function expire(envelope: Envelope): Promise<ConsumeResult> {
+    emit({ type: 'expired', envelope });
+    await finish(envelope, {
+      status: 'expired',
+      httpStatus: 504,
+      body: openAiError('The request waited in the queue longer than its tier allows and was not served.', 'timeout', 'queue_wait_exceeded'),
+    });
+    await deps.deadLetters?.put(envelope, 'expired in queue');
+    return Consume.success;
+  }
 
   return async function dispatch(message: LiteMessage): Promise<ConsumeResult> {
     let envelope: Envelope;
@@ -197,16 +204,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       return Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs));
     }
 
-    if (clock.now() >= effectiveDeadline(envelope, deps.policy(), clock.now())) {
-      emit({ type: 'expired', envelope });
-      await finish(envelope, {
-        status: 'expired',
-        httpStatus: 504,
-        body: openAiError('The request waited in the queue longer than its tier allows and was not served.', 'timeout', 'queue_wait_exceeded'),
-      });
-      await deps.deadLetters?.put(envelope, 'expired in queue');
-      return Consume.success;
-    }
+    if (clock.now() >= effectiveDeadline(envelope, deps.policy(), clock.now())) return expire(envelope);
 
     const policy = deps.policy();
     const model = policy.models[envelope.model];
@@ -250,27 +248,46 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       }
     }
 
-    const gate = gateOf(policy, envelope.model, model.slots);
-    const leaseId = deps.newId();
-    const slotKey = slotGateKey(envelope.model);
-    const slot = await store.acquireSlot({ ...gate, key: slotKey, tier: envelope.tier, leaseId, leaseMs });
-    if (!slot.granted) {
-      const ms = Math.max(minSuspendMs, slot.retryAfterMs);
-      releases.hold(message.messageId, clock.now());
-      emit({ type: 'suspended', envelope, ms, cause: 'capacity' });
-      return Consume.suspend(ms);
+    const verdict = await flows.ask({
+      flow: { tier: envelope.tier, tenant: envelope.tenant, account: envelope.account },
+      model: envelope.model,
+      deadline: effectiveDeadline(envelope, policy, clock.now()),
+      estimate: envelope.tokenEstimate,
+    });
+    if (verdict.kind === 'expired') return expire(envelope);
+    if (verdict.kind === 'late') {
+      // Answered now rather than after the tier's whole maximum wait.
+      emit({ type: 'expired', envelope });
+      const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+      await finish(envelope, {
+        status: 'expired',
+        httpStatus: 429,
+        body: openAiError(
+          `The model is busy with work that will not end before this request's deadline; retry in ${seconds} s.`,
+          'rate_limit_exceeded',
+          'capacity_deadline',
+        ),
+      });
+      await deps.deadLetters?.put(envelope, 'cannot start before its deadline');
+      return Consume.success;
     }
+    if (verdict.kind === 'suspend') {
+      releases.hold(message.messageId, clock.now());
+      emit({ type: 'suspended', envelope, ms: verdict.ms, cause: 'capacity' });
+      return Consume.suspend(verdict.ms);
+    }
+    const slot = verdict.grant;
 
     let claimed;
     try {
       claimed = await attempts.claim(envelope);
     } catch (error) {
-      await store.releaseSlot(slotKey, leaseId);
+      await slot.release(undefined);
       log.warn({ id: envelope.id, err: String(error) }, 'attempt record unavailable; message waits');
       return Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs));
     }
     if (claimed.claim.state !== 'granted') {
-      await store.releaseSlot(slotKey, leaseId);
+      await slot.release(undefined);
       if (claimed.claim.state === 'busy') return Consume.suspend(Math.max(minSuspendMs, Math.min(claimed.claim.retryAfterMs, pausedRecheckMs)));
       // Its call may have reached the GPU: answered with an error rather than run a second time.
       await failForGood(envelope, 502, 'the dispatcher serving it stopped mid-call');
@@ -285,7 +302,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       timeoutMs: upstreamTimeoutMs,
     };
     const startedAt = clock.now();
-    let reply: UpstreamReply;
+    let reply: UpstreamReply | undefined;
     let usage: number | undefined;
     let streamed = 0;
     try {
@@ -301,7 +318,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       reply = { status: 503, json: undefined };
       log.warn({ id: envelope.id, upstream: call.baseUrl, err: String(error) }, 'upstream call failed');
     } finally {
-      await store.releaseSlot(slotKey, leaseId);
+      await slot.release(usage ?? totalTokens(reply?.json));
     }
     congestion.observe(envelope.model, { status: reply.status, latencyMs: clock.now() - startedAt, latencyTargetMs: model.latencyTargetMs });
 

@@ -74,7 +74,9 @@ export function mayTakeSlot(
 /**
  * One slot decision with its reclaim marks: the marks it reads (expired ones
  * dropped) and the marks to keep. A refusal below the tier's reservation marks it
- * (never shortening a mark); a grant that brings it to its reservation clears it.
+ * (never shortening a mark); a grant that brings it to its reservation clears it,
+ * and so does a grant to an asker with nothing more of the tier waiting
+ * (`moreWaiting` false): the mark stands for demand, and that demand is served.
  */
 export function takeSlot(
   spec: GateSpec,
@@ -83,6 +85,7 @@ export function takeSlot(
   marks: ReclaimMarks,
   now: number,
   reclaimMs: number,
+  moreWaiting = true,
 ): { readonly granted: boolean; readonly marks: Record<string, number> } {
   const live: Record<string, number> = {};
   for (const [name, until] of Object.entries(marks)) if (until > now) live[name] = until;
@@ -90,7 +93,7 @@ export function takeSlot(
   const own = inUse[tier] ?? 0;
   const reserved = spec.tiers[tier]?.reserved ?? 0;
   if (!granted && own < reserved) live[tier] = Math.max(live[tier] ?? 0, now + reclaimMs);
-  if (granted && own + 1 >= reserved) delete live[tier];
+  if (granted && (own + 1 >= reserved || !moreWaiting)) delete live[tier];
   return { granted, marks: live };
 }
 

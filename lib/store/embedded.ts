@@ -36,6 +36,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
   const tats = new Map<string, number>();
   const gates = new Map<string, Map<string, Lease>>();
   const reclaims = new Map<string, ReclaimMarks>();
+  const watchers = new Map<string, Set<() => void>>();
   let admissions = 0;
 
   function sweepWindows(now: number): void {
@@ -146,7 +147,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       const leases = leasesOf(request.key, now);
       const inUse = countByTier(leases);
       const marks = reclaims.get(request.key) ?? {};
-      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS);
+      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS, request.moreWaiting ?? true);
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);
       if (!decision.granted) {
@@ -160,7 +161,20 @@ export function createEmbeddedStore(clock: Clock): RateStore {
     },
 
     async releaseSlot(key: string, leaseId: string): Promise<void> {
-      gates.get(key)?.delete(leaseId);
+      if (!gates.get(key)?.delete(leaseId)) return;
+      // Told after the caller's await, as a shared store's notice would arrive.
+      for (const listener of watchers.get(key) ?? []) queueMicrotask(listener);
+    },
+
+    watchSlots(key: string, onRelease: () => void): () => void {
+      let set = watchers.get(key);
+      if (!set) watchers.set(key, (set = new Set()));
+      const listener = () => onRelease();
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0) watchers.delete(key);
+      };
     },
 
     ...createEmbeddedAggregate(clock),

@@ -280,14 +280,28 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
     async acquireSlot(request: SlotRequest): Promise<SlotDecision> {
       const result = await attempt('acquireSlot', () => primary.acquireSlot(request));
       if (result) return result.value;
-      if (mode === 'fail-closed') throw unavailable();
+      // A call that timed out may still have taken the lease in the shared store. Unless the
+      // fallback grants it (its release then gives back both), give it back now rather than
+      // leave a slot taken until the lease expires.
+      const giveBack = () => void primary.releaseSlot(request.key, request.leaseId).catch(() => {});
+      if (mode === 'fail-closed') {
+        giveBack();
+        throw unavailable();
+      }
       counts.degraded++;
-      return fallback.acquireSlot({ ...request, capacity: Math.max(1, Math.floor(request.capacity * factor)) });
+      const decision = await fallback.acquireSlot({ ...request, capacity: Math.max(1, Math.floor(request.capacity * factor)) });
+      if (!decision.granted) giveBack();
+      return decision;
     },
 
     async releaseSlot(key: string, leaseId: string): Promise<void> {
       await fallback.releaseSlot(key, leaseId);
       await attempt('releaseSlot', () => primary.releaseSlot(key, leaseId));
+    },
+
+    watchSlots(key: string, onRelease: () => void): () => void {
+      const stops = [primary.watchSlots(key, onRelease), fallback.watchSlots(key, onRelease)];
+      return () => stops.forEach((stop) => stop());
     },
 
     // The shared view while the store answers; this instance's own view (the fallback's) while it does not.

@@ -104,6 +104,12 @@ export interface SlotRequest {
    * in lib/limits/capacity-gate.ts.
    */
   readonly reclaimMs?: number;
+  /**
+   * Whether the asker holds more requests of this tier waiting after this one
+   * (default true). A grant with none left clears the tier's reclaim mark, so
+   * its idle share is lent again at once instead of when the mark lapses.
+   */
+  readonly moreWaiting?: boolean;
 }
 
 export type SlotDecision =
@@ -127,6 +133,14 @@ export interface RateStore extends AggregateOps {
   /** GCRA that books a slot up to `reserveUpToMs` ahead; a booked wait needs no second call. */
   paceReserving(input: PaceInput & { readonly reserveUpToMs: number }): Promise<PaceOutcome>;
   acquireSlot(request: SlotRequest): Promise<SlotDecision>;
+  /** Gives a slot back and tells every watcher of the gate, in any process sharing the store. */
   releaseSlot(key: string, leaseId: string): Promise<void>;
+  /**
+   * Calls `onRelease` when a slot of the gate is released, so a dispatcher with
+   * waiting requests asks again then instead of polling. A store that cannot
+   * notify (Upstash REST has no subscriptions) never calls it: its waiters fall
+   * back to their bounded keep-alive. Returns a function that stops watching.
+   */
+  watchSlots(key: string, onRelease: () => void): () => void;
   close(): Promise<void>;
 }

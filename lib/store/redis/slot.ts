@@ -20,13 +20,18 @@ export function slotReclaimKey(gateKey: string): string {
   return `${gateKey}:reclaiming`;
 }
 
+/** Where a release is announced: same hash tag as the gate. */
+export function slotReleasedChannel(gateKey: string): string {
+  return `${gateKey}:released`;
+}
+
 /** A refused slot is worth retrying within this long; expiry is only the worst case. */
 export const SLOT_RETRY_CAP_MS = 100;
 
 /**
  * KEYS: lease expiries (zset), lease tiers (hash), reclaim marks (hash).
  * ARGV: now ('' = Redis TIME), tier, capacity, lease id, lease ms, gc slack, retry cap,
- *       reclaim ms, tier count, then per tier: name, reserved, lendable.
+ *       reclaim ms, more waiting (1/0), tier count, then per tier: name, reserved, lendable.
  * Reply: granted, retryAfterMs, then tier/count pairs in use (after a grant, including it).
  */
 export const ACQUIRE_SLOT = defineScript(
@@ -40,11 +45,12 @@ local leaseMs = tonumber(ARGV[5])
 local slack = tonumber(ARGV[6])
 local retryCap = tonumber(ARGV[7])
 local reclaimMs = tonumber(ARGV[8])
+local moreWaiting = ARGV[9] == '1'
 local spec = {}
 local names = {}
-for i = 1, tonumber(ARGV[9]) do
-  local name = ARGV[7 + i * 3]
-  spec[name] = {reserved = tonumber(ARGV[8 + i * 3]), lendable = tonumber(ARGV[9 + i * 3])}
+for i = 1, tonumber(ARGV[10]) do
+  local name = ARGV[8 + i * 3]
+  spec[name] = {reserved = tonumber(ARGV[9 + i * 3]), lendable = tonumber(ARGV[10 + i * 3])}
   names[#names + 1] = name
 end
 
@@ -101,7 +107,7 @@ if not may and own < reserved then
   local latest = now
   for _, untilMs in pairs(marks) do latest = math.max(latest, untilMs) end
   redis.call('PEXPIRE', KEYS[3], math.ceil(latest - now + slack))
-elseif may and own + 1 >= reserved and marks[tier] then
+elseif may and (own + 1 >= reserved or not moreWaiting) and marks[tier] then
   redis.call('HDEL', KEYS[3], tier)
 end
 
@@ -141,6 +147,7 @@ export async function acquireSlotScript(client: EvalClient, request: SlotRequest
     String(GC_SLACK_MS),
     String(SLOT_RETRY_CAP_MS),
     String(request.reclaimMs ?? DEFAULT_RECLAIM_MS),
+    request.moreWaiting === false ? '0' : '1',
     String(tiers.length),
   ];
   for (const [name, share] of tiers) args.push(name, String(share.reserved), String(share.lendable));
@@ -153,15 +160,19 @@ export async function acquireSlotScript(client: EvalClient, request: SlotRequest
   return { granted: false, inUse, retryAfterMs: num(reply[1]) };
 }
 
-/** KEYS: lease expiries, lease tiers. ARGV: lease id. */
+/**
+ * KEYS: lease expiries, lease tiers. ARGV: lease id, release channel.
+ * Reply: 1 if the lease was held (and the release announced on the channel), else 0.
+ */
 export const RELEASE_SLOT = defineScript(
   'release-slot',
-  `redis.call('ZREM', KEYS[1], ARGV[1])
+  `local held = redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-return 0
+if held == 1 then redis.call('PUBLISH', ARGV[2], '1') end
+return held
 `,
 );
 
 export async function releaseSlotScript(client: EvalClient, key: string, leaseId: string): Promise<void> {
-  await safeEval(client, RELEASE_SLOT, [key, slotTiersKey(key)], [leaseId]);
+  await safeEval(client, RELEASE_SLOT, [key, slotTiersKey(key)], [leaseId, slotReleasedChannel(key)]);
 }

@@ -11,11 +11,16 @@ import { redisAggregateOps } from './aggregate.js';
 import { admitScript, leaveReservoirScript, reconcileScript } from './admit.js';
 import { paceScript } from './pace.js';
 import type { EvalClient } from './safe-eval.js';
-import { acquireSlotScript, releaseSlotScript } from './slot.js';
+import { acquireSlotScript, releaseSlotScript, slotReleasedChannel } from './slot.js';
 
 export interface RedisStoreOptions {
   /** Replaces Redis TIME; leave unset in production. */
   readonly clock?: Clock;
+  /**
+   * Subscribes to a channel (TCP Redis: a connection in subscriber mode); returns
+   * the unsubscribe. Unset (Upstash REST): slot releases are not announced.
+   */
+  readonly subscribe?: (channel: string, onMessage: () => void) => () => void;
   /** Called by close(): quits the connection if the store owns it. */
   readonly onClose?: () => Promise<void>;
 }
@@ -31,6 +36,7 @@ export function createRedisStore(client: EvalClient, options: RedisStoreOptions 
     acquireSlot: (request) => acquireSlotScript(client, request, now()),
     releaseSlot: (key, leaseId) => releaseSlotScript(client, key, leaseId),
     ...redisAggregateOps(client, now),
+    watchSlots: (key, onRelease) => options.subscribe?.(slotReleasedChannel(key), onRelease) ?? (() => {}),
     close: async () => {
       await options.onClose?.();
     },

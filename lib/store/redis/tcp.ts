@@ -13,6 +13,7 @@ import type { Clock } from '../../clock/clock.js';
 import type { RateStore } from '../types.js';
 import type { EvalClient } from './safe-eval.js';
 import { createRedisStore } from './store.js';
+import { createSubscriber } from './subscriber.js';
 
 export function ioredisEvalClient(redis: Redis): EvalClient {
   return {
@@ -52,9 +53,12 @@ export async function createTcpStore(options: TcpStoreOptions): Promise<RateStor
   const owned = options.redis === undefined;
   if (owned && !options.url) throw new Error('createTcpStore needs a client or a url');
   const redis = options.redis ?? (await connectRedis(options.url!, options.commandTimeoutMs));
+  const subscriber = createSubscriber(redis);
   return createRedisStore(ioredisEvalClient(redis), {
     clock: options.clock,
+    subscribe: subscriber.subscribe,
     onClose: async () => {
+      subscriber.close();
       if (owned) redis.disconnect();
     },
   });

@@ -104,14 +104,31 @@ describe('dispatcher', () => {
     await w.clock.advance(10_000);
   });
 
-  it('suspends when the model has no free slot for the tier', async () => {
+  it('holds a request un-acked while the model has no free slot, and starts it when one frees (no Suspend)', async () => {
     const w = world();
-    const running = [w.dispatch(message(envelope(w.clock))), w.dispatch(message(envelope(w.clock)))];
-    const third = await w.dispatch(message(envelope(w.clock)));
-    expect(third.kind).toBe('suspend');
+    const running = [w.dispatch(message(envelope(w.clock))), w.dispatch(message(envelope(w.clock))), w.dispatch(message(envelope(w.clock)))];
+    await w.clock.advance(10);
+    expect(w.gpu.stats().peakBusy).toBe(2);
+    await w.clock.advance(5_000);
+    expect(await Promise.all(running)).toEqual([{ kind: 'success' }, { kind: 'success' }, { kind: 'success' }]);
+    expect(w.events.some((e) => e.type === 'suspended')).toBe(false);
+    expect(w.gpu.stats().served).toBe(3);
+    expect(w.gpu.stats().peakBusy).toBe(2);
+  });
+
+  it('past the bound of requests waiting for a slot, suspends the newcomer', async () => {
+    const w = world();
+    const dispatch = createDispatcher({ ...w.deps, options: { flow: { maxWaiting: 1 } } });
+    const running = [];
+    for (let i = 0; i < 3; i++) {
+      running.push(dispatch(message(envelope(w.clock))));
+      await w.clock.advance(1);
+    }
+    const fourth = await dispatch(message(envelope(w.clock)));
+    expect(fourth.kind).toBe('suspend');
     expect(w.events.some((e) => e.type === 'suspended' && e.cause === 'capacity')).toBe(true);
     await w.clock.advance(5_000);
-    await Promise.all(running);
+    expect(await Promise.all(running)).toEqual([{ kind: 'success' }, { kind: 'success' }, { kind: 'success' }]);
     expect(w.gpu.stats().peakBusy).toBeLessThanOrEqual(2);
   });
 

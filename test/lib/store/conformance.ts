@@ -62,7 +62,8 @@ async function roomInWindow(windowMs: number, needMs: number): Promise<void> {
   if (left < needMs) await sleep(left + 5);
 }
 
-export function runRateStoreConformance(name: string, makeStore: StoreFactory): void {
+/** `announces`: whether the store tells watchers of slot releases (not Upstash REST: no subscriptions). */
+export function runRateStoreConformance(name: string, makeStore: StoreFactory, announces = true): void {
   describe(`RateStore conformance: ${name}`, () => {
     const opened: RateStore[] = [];
     const open = async (clock: Clock | undefined) => {
@@ -376,6 +377,42 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
         expect(await take('batch', 'b6')).toEqual({ granted: true, inUse: { batch: 3, realtime: 1 } });
       });
 
+      it('a grant to an asker with nothing more of the tier waiting clears its mark: the idle share is lent again at once', async () => {
+        const store = await open(new VirtualClock(0));
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 4,
+          tiers: { realtime: { reserved: 3, lendable: 3 }, batch: { reserved: 1, lendable: 0 } },
+          leaseMs: 60_000,
+        };
+        const take = (tier: string, id: string, moreWaiting?: boolean) => store.acquireSlot({ ...gate, tier, leaseId: id, moreWaiting });
+        for (let i = 0; i < 4; i++) expect((await take('batch', `b${i}`)).granted).toBe(true);
+        expect((await take('realtime', 'r0')).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'b0');
+        // Realtime's only waiter takes the slot: its demand is served, though it is below its reservation.
+        expect(await take('realtime', 'r1', false)).toEqual({ granted: true, inUse: { batch: 3, realtime: 1 } });
+        await store.releaseSlot(gate.key, 'b1');
+        expect(await take('batch', 'b4')).toEqual({ granted: true, inUse: { batch: 3, realtime: 1 } });
+      });
+
+      it(announces ? 'announces a release to the gate\'s watchers, not a release of a lease it does not hold' : 'cannot announce releases (its waiters keep their bounded keep-alive)', async () => {
+        const store = await open(new VirtualClock(0));
+        const key = slotGateKey(`m-${uid()}`);
+        let told = 0;
+        const stop = store.watchSlots(key, () => told++);
+        await sleep(100);
+        expect((await store.acquireSlot({ key, capacity: 1, tiers: {}, tier: 'batch', leaseId: 'a', leaseMs: 60_000 })).granted).toBe(true);
+        await store.releaseSlot(key, 'a');
+        await store.releaseSlot(key, 'never-held');
+        await sleep(100);
+        expect(told).toBe(announces ? 1 : 0);
+        stop();
+        expect((await store.acquireSlot({ key, capacity: 1, tiers: {}, tier: 'batch', leaseId: 'b', leaseMs: 60_000 })).granted).toBe(true);
+        await store.releaseSlot(key, 'b');
+        await sleep(100);
+        expect(told).toBe(announces ? 1 : 0);
+      });
+
       it('a reclaim mark lapses reclaimMs after the last refusal that set it', async () => {
         const clock = new VirtualClock(10_000);
         const store = await open(clock);
@@ -462,6 +499,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
             lease: fc.integer({ min: 0, max: 7 }),
             leaseMs: fc.integer({ min: 1, max: 3000 }),
             reclaimMs: fc.option(fc.integer({ min: 0, max: 3000 }), { nil: undefined }),
+            moreWaiting: fc.option(fc.boolean(), { nil: undefined }),
           }),
           weight: 3,
         },
@@ -531,7 +569,14 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory): 
                     await both((s) => s.pace({ key: paceKey(t, `p${step.key}`), rate: step.rate, burst: step.burst }));
                     break;
                   case 'acquire':
-                    await both((s) => s.acquireSlot({ ...gate, tier: step.tier, leaseId: `l${step.lease}`, leaseMs: step.leaseMs, reclaimMs: step.reclaimMs }));
+                    await both((s) => s.acquireSlot({
+                        ...gate,
+                        tier: step.tier,
+                        leaseId: `l${step.lease}`,
+                        leaseMs: step.leaseMs,
+                        reclaimMs: step.reclaimMs,
+                        moreWaiting: step.moreWaiting,
+                      }),);
                     break;
                   case 'release':
                     await both((s) => s.releaseSlot(gate.key, `l${step.lease}`));

@@ -1,0 +1,92 @@
+/**
+ * Figures of who got what under overload, computed from a run's attempts and the
+ * trace (the tokens each request asked for): per account success, goodput (served
+ * within the tier's maximum queue wait), and Jain's fairness index over tokens
+ * served ÷ tokens asked across the tenants of a tier.
+ */
+import { isOk, round, type Attempt } from './recorder.js';
+import type { TraceEvent } from './trace.js';
+
+/** Jain's index of `xs`: 1 when all are equal, 1/n when one gets everything. */
+export function jain(xs: readonly number[]): number {
+  if (xs.length === 0) return 1;
+  const sum = xs.reduce((a, b) => a + b, 0);
+  const squares = xs.reduce((a, b) => a + b * b, 0);
+  return squares === 0 ? 1 : (sum * sum) / (xs.length * squares);
+}
+
+export interface RequestOutcome {
+  readonly tier: string;
+  readonly tenant: string;
+  readonly account: string;
+  readonly tokens: number;
+  readonly ok: boolean;
+  /** Served, and started within its tier's maximum queue wait of its first send. */
+  readonly good: boolean;
+}
+
+/** One outcome per request (its last attempt decides), joined with the tokens it asked for. */
+export function outcomes(attempts: readonly Attempt[], trace: readonly TraceEvent[], maxWaitMs: (tier: string) => number): RequestOutcome[] {
+  const first = new Map<number, Attempt>();
+  const last = new Map<number, Attempt>();
+  for (const a of attempts) {
+    if (!first.has(a.request)) first.set(a.request, a);
+    last.set(a.request, a);
+  }
+  const out: RequestOutcome[] = [];
+  for (const [request, a] of last) {
+    const ok = a.status !== undefined && isOk(a.status);
+    const sentAt = first.get(request)!.sentAt;
+    const good = ok && a.startedAt !== undefined && a.startedAt - sentAt <= maxWaitMs(a.tier);
+    out.push({ tier: a.tier, tenant: a.tenant, account: a.account, tokens: trace[request]?.tokens ?? 0, ok, good });
+  }
+  return out;
+}
+
+export interface TierFairness {
+  readonly requests: number;
+  readonly success: number;
+  readonly goodput: number;
+  /** Jain over tenants of tokens served / tokens asked. */
+  readonly jainTokens: number;
+  /** Per tenant: tokens served / tokens asked. */
+  readonly tenantTokenShare: Readonly<Record<string, number>>;
+  /** Per account: success rate. */
+  readonly accountSuccess: Readonly<Record<string, number>>;
+  /** Lowest account success over the tier's success (1 when every account does as well as the tier). */
+  readonly worstAccountRatio: number;
+}
+
+export function tierFairness(all: readonly RequestOutcome[]): Record<string, TierFairness> {
+  const byTier = new Map<string, RequestOutcome[]>();
+  for (const o of all) byTier.set(o.tier, [...(byTier.get(o.tier) ?? []), o]);
+  const out: Record<string, TierFairness> = {};
+  for (const [tier, list] of [...byTier].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const success = list.filter((o) => o.ok).length / list.length;
+    const tenants = new Map<string, { asked: number; served: number }>();
+    const accounts = new Map<string, { n: number; ok: number }>();
+    for (const o of list) {
+      const t = tenants.get(o.tenant) ?? { asked: 0, served: 0 };
+      t.asked += o.tokens;
+      if (o.ok) t.served += o.tokens;
+      tenants.set(o.tenant, t);
+      const a = accounts.get(o.account) ?? { n: 0, ok: 0 };
+      a.n++;
+      if (o.ok) a.ok++;
+      accounts.set(o.account, a);
+    }
+    const shares = Object.fromEntries([...tenants].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, t]) => [name, round(t.asked ? t.served / t.asked : 1, 4)]));
+    const accountSuccess = Object.fromEntries([...accounts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, a]) => [name, round(a.ok / a.n, 4)]));
+    const worst = Math.min(...Object.values(accountSuccess));
+    out[tier] = {
+      requests: list.length,
+      success: round(success, 4),
+      goodput: round(list.filter((o) => o.good).length / list.length, 4),
+      jainTokens: round(jain([...tenants.values()].map((t) => (t.asked ? t.served / t.asked : 1))), 4),
+      tenantTokenShare: shares,
+      accountSuccess,
+      worstAccountRatio: round(success > 0 ? worst / success : 1, 4),
+    };
+  }
+  return out;
+}

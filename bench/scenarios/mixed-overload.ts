@@ -1,0 +1,199 @@
+/**
+ * mixed-overload: the shape that showed how capacity was handed out (issue #12).
+ * A diurnal base load from every tier, three overlapping bursts (one per tier,
+ * each from one account of a tenant that also has a steady account), and one
+ * batch tenant whose requests ask 20x the tokens of the others, on a GPU pool
+ * the bursts together overload.
+ *
+ * Reported for both systems, per tier: success, goodput (served and started
+ * within the tier's maximum queue wait), Jain's index over tokens served ÷ tokens
+ * asked across the tier's tenants, every account's success and the worst one
+ * against its tier's; GPU utilization over the whole run and while the bursts
+ * overlap; deliveries per completed request (Sluice: the engine's deliveries;
+ * the baseline has no queue, so its attempts).
+ */
+import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
+import { compare, type SystemReport } from '../lib/compare.js';
+import { outcomes, tierFairness, type TierFairness } from '../lib/fairness.js';
+import { round } from '../lib/recorder.js';
+import { createRng, type Rng } from '../lib/rng.js';
+import type { SystemRun } from '../lib/systems.js';
+import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
+import { burst, diurnal, merge, type TraceEvent } from '../lib/trace.js';
+import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
+import type { Scenario, ScenarioContext, Table } from './types.js';
+
+export interface MixedParams {
+  readonly durationMs: number;
+  readonly gpuSlots: number;
+  /** Scales every rate and burst size. */
+  readonly volume: number;
+  /** The three bursts: start and length (ms), and requests. */
+  readonly bursts: Readonly<Record<'realtime' | 'batch' | 'offline', { readonly at: number; readonly ms: number; readonly requests: number }>>;
+  /** How many times the tokens of the others the big batch tenant asks. */
+  readonly bigFactor: number;
+}
+
+export const mixedFull: MixedParams = {
+  durationMs: 600_000,
+  gpuSlots: 16,
+  volume: 1,
+  bursts: {
+    offline: { at: 60_000, ms: 240_000, requests: 1_200 },
+    batch: { at: 120_000, ms: 150_000, requests: 900 },
+    realtime: { at: 180_000, ms: 60_000, requests: 180 },
+  },
+  bigFactor: 20,
+};
+
+/** What the tests run: half the pool and volume, the same shape in half the time. */
+export const mixedSmall: MixedParams = {
+  durationMs: 300_000,
+  gpuSlots: 8,
+  volume: 0.5,
+  bursts: {
+    offline: { at: 30_000, ms: 120_000, requests: 600 },
+    batch: { at: 60_000, ms: 75_000, requests: 450 },
+    realtime: { at: 90_000, ms: 30_000, requests: 60 },
+  },
+  bigFactor: 20,
+};
+
+const ACCOUNTS: Readonly<Record<string, AccountSpec>> = {
+  'support-steady': { tenant: 'support', tier: 'realtime' },
+  'support-burst': { tenant: 'support', tier: 'realtime' },
+  'analytics-0': { tenant: 'analytics', tier: 'realtime' },
+  'analytics-1': { tenant: 'analytics', tier: 'realtime' },
+  'marketing-steady': { tenant: 'marketing', tier: 'batch' },
+  'marketing-burst': { tenant: 'marketing', tier: 'batch' },
+  'research-big': { tenant: 'research', tier: 'batch' },
+  'ops-0': { tenant: 'ops', tier: 'batch' },
+  'etl-steady': { tenant: 'etl', tier: 'offline' },
+  'etl-burst': { tenant: 'etl', tier: 'offline' },
+  'archive-0': { tenant: 'archive', tier: 'offline' },
+};
+
+export function mixedWorld(seed: number, p: MixedParams): World {
+  const rng = createRng(seed);
+  const between = (lo: number, hi: number) => (r: Rng) => r.int(lo, hi);
+  const src = (label: string, accounts: string[], tokens: (r: Rng) => number) => ({ rng: rng.fork(label), accounts, model: LAB_MODEL, tokens });
+  const v = p.volume;
+  const period = p.durationMs;
+  const end = p.durationMs;
+  const traces: TraceEvent[][] = [
+    // Base load of every tier, following the day.
+    diurnal(src('rt', ['support-steady', 'analytics-0', 'analytics-1'], between(32, 128)), 0.5 * v, 2 * v, period, 0, end),
+    diurnal(src('batch', ['marketing-steady', 'ops-0'], between(64, 192)), 0.3 * v, 1.2 * v, period, 0, end),
+    diurnal(src('big', ['research-big'], between(64 * p.bigFactor, 192 * p.bigFactor)), 0.02 * v, 0.08 * v, period, 0, end),
+    diurnal(src('off', ['etl-steady', 'archive-0'], between(128, 256)), 0.2 * v, 0.8 * v, period, 0, end),
+    // The three bursts, each from one account of a tenant that also sends steadily.
+    burst(src('rt-burst', ['support-burst'], between(32, 128)), p.bursts.realtime.requests, p.bursts.realtime.at, p.bursts.realtime.ms),
+    burst(src('batch-burst', ['marketing-burst'], between(64, 192)), p.bursts.batch.requests, p.bursts.batch.at, p.bursts.batch.ms),
+    burst(src('off-burst', ['etl-burst'], between(128, 256)), p.bursts.offline.requests, p.bursts.offline.at, p.bursts.offline.ms),
+  ];
+  return {
+    name: 'mixed-overload',
+    trace: merge(...traces),
+    accounts: ACCOUNTS,
+    tiers: defaultTiers,
+    defaults: defaultLimits,
+    // Large calls need their whole budget of max_tokens: the big tenant's account may ask for them.
+    gpu: { slots: p.gpuSlots, baseTokenMs: 10, queueLimit: p.gpuSlots, maxQueueWaitMs: 5_000, maxOutputTokens: 8_192 },
+    bucketMs: 5_000,
+    drainMs: 60 * 60_000,
+  };
+}
+
+function overlapWindow(p: MixedParams): [number, number] {
+  const b = Object.values(p.bursts);
+  return [Math.max(...b.map((x) => x.at)), Math.min(...b.map((x) => x.at + x.ms))];
+}
+
+function windowUtilization(r: SystemReport, [from, to]: [number, number]): number {
+  const s = r.series;
+  const picked = s.gpuUtilization.filter((_, i) => s.t[i]! >= from && s.t[i]! < to);
+  return picked.length ? round(picked.reduce((a, b) => a + b, 0) / picked.length, 3) : 0;
+}
+
+function deliveriesPerCompleted(run: SystemRun, r: SystemReport): number {
+  const delivered = run.queue?.delivered ?? r.total.sent;
+  return r.total.ok ? round(delivered / r.total.ok, 3) : 0;
+}
+
+export const mixedOverload: Scenario = {
+  name: 'mixed-overload',
+  description: 'diurnal load from three tiers, three overlapping bursts, one tenant asking 20x the tokens, on an overloaded pool',
+  engines: ['embedded', 'real'],
+  async run(ctx: ScenarioContext) {
+    const p = ctx.size === 'full' ? mixedFull : mixedSmall;
+    const world = withEngineFlags(mixedWorld(ctx.seed, p), ctx.flags);
+    ctx.log(`mixed-overload: ${world.trace.length} requests, ${p.gpuSlots} GPU slots`);
+    const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
+    const maxWait = (tier: string) => (Object.hasOwn(defaultTiers, tier) ? defaultTiers[tier]!.maxQueueWaitMs : Infinity);
+    const fair = (run: SystemRun) => tierFairness(outcomes(run.recorder.attempts, world.trace, maxWait));
+    const sf = fair(c.runs.sluice);
+    const bf = fair(c.runs.baseline);
+    const overlap = overlapWindow(p);
+    const tiers = c.world.tiers;
+    const headline: Record<string, number> = { requests: c.world.requests };
+    for (const [name, f, r, run] of [
+      ['baseline', bf, c.baseline, c.runs.baseline],
+      ['sluice', sf, c.sluice, c.runs.sluice],
+    ] as const) {
+      for (const tier of tiers) {
+        const t = f[tier]!;
+        headline[`${name}${cap(tier)}Success`] = t.success;
+        headline[`${name}${cap(tier)}Goodput`] = t.goodput;
+        headline[`${name}${cap(tier)}Jain`] = t.jainTokens;
+        headline[`${name}${cap(tier)}WorstAccountRatio`] = t.worstAccountRatio;
+      }
+      headline[`${name}GpuUtilization`] = r.gpu.utilization;
+      headline[`${name}GpuUtilizationOverlap`] = windowUtilization(r, overlap);
+      headline[`${name}DeliveriesPerCompleted`] = deliveriesPerCompleted(run, r);
+      headline[`${name}GpuRefused`] = r.gpu.refused429 + r.gpu.refused503;
+    }
+    const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
+    const fairnessTable: Table = {
+      title: 'per tier: success, goodput (started within the tier\'s maximum wait), Jain over tokens served ÷ asked across tenants',
+      columns: ['tier', 'system', 'requests', 'success', 'goodput', 'Jain (tenants)', 'worst account / tier'],
+      rows: tiers.flatMap((tier) =>
+        ([['baseline', bf], ['Sluice', sf]] as const).map(([name, f]) => {
+          const t = f[tier]!;
+          return [tier, name, t.requests, pct(t.success), pct(t.goodput), t.jainTokens.toFixed(3), t.worstAccountRatio.toFixed(3)];
+        }),
+      ),
+    };
+    const accounts = Object.keys(ACCOUNTS);
+    const accountTable: Table = {
+      title: 'per account success',
+      columns: ['account', 'tenant', 'tier', 'baseline', 'Sluice'],
+      rows: accounts.map((a) => {
+        const spec = ACCOUNTS[a]!;
+        return [a, spec.tenant, spec.tier, pct(bf[spec.tier]?.accountSuccess[a] ?? 0), pct(sf[spec.tier]?.accountSuccess[a] ?? 0)];
+      }),
+    };
+    const gpuTable: Table = {
+      title: `GPU and deliveries (bursts overlap from ${overlap[0] / 1000} s to ${overlap[1] / 1000} s)`,
+      columns: ['', 'baseline (hard limiter)', 'Sluice'],
+      rows: [
+        ['GPU utilization, whole run', pct(c.baseline.gpu.utilization), pct(c.sluice.gpu.utilization)],
+        ['GPU utilization, bursts overlapping', pct(headline.baselineGpuUtilizationOverlap!), pct(headline.sluiceGpuUtilizationOverlap!)],
+        ['deliveries (baseline: attempts) per completed request', headline.baselineDeliveriesPerCompleted!, headline.sluiceDeliveriesPerCompleted!],
+        ['GPU refused (429/503)', headline.baselineGpuRefused!, headline.sluiceGpuRefused!],
+      ],
+    };
+    return {
+      scenario: 'mixed-overload',
+      seed: ctx.seed,
+      size: ctx.size,
+      params: { ...p, accounts: ACCOUNTS, tiers: 'lib/policy defaults', limits: 'lib/policy defaults', gpu: world.gpu },
+      headline,
+      tables: [fairnessTable, accountTable, gpuTable, overviewTable(c), tierTable(c), reasonsTable(c)],
+      details: { baseline: bf, sluice: sf, dispatch: c.sluice.dispatch ?? {} },
+      comparison: c,
+    };
+  },
+};
+
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+export type { TierFairness };

@@ -1,0 +1,130 @@
+/**
+ * One tier's waiting requests, served fair by tokens: the tenant that has been
+ * served the fewest tokens goes next, within it the account served the fewest,
+ * within that account the earliest deadline (start-time fair queuing with a
+ * virtual token counter per tenant and per account, as in Kubernetes APF and
+ * llm-d flow control). A start charges the request's token estimate; its
+ * completion charges the difference to what it really used.
+ *
+ * A flow that was idle comes back at the tier's virtual time (the counter of
+ * the flow served last), not at its old count: it cannot save up credit while
+ * it sends nothing and then take the tier over.
+ *
+ * The queue holds what one dispatcher holds, a bounded few dozen requests, so
+ * picking scans instead of keeping heaps.
+ */
+
+export interface FlowKey {
+  readonly tier: string;
+  readonly tenant: string;
+  readonly account: string;
+}
+
+export interface Waiter<T> {
+  readonly key: FlowKey;
+  /** Past this instant the request is answered `expired`. */
+  readonly deadline: number;
+  /** Tokens charged when it starts. */
+  readonly estimate: number;
+  /** Arrival order: the tie-break of equal deadlines. */
+  readonly seq: number;
+  readonly value: T;
+}
+
+interface Counter {
+  vt: number;
+}
+
+interface AccountFlow<T> extends Counter {
+  readonly items: Waiter<T>[];
+}
+
+interface TenantFlow<T> extends Counter {
+  readonly accounts: Map<string, AccountFlow<T>>;
+  waiting: number;
+  /** Counter of its account started last. */
+  accountTime: number;
+}
+
+const FORGET_AFTER = 1024;
+
+export class TierQueue<T> {
+  private readonly tenants = new Map<string, TenantFlow<T>>();
+  /** Counter of the flow started last: where a returning flow starts. */
+  private virtualTime = 0;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(w: Waiter<T>): void {
+    if (this.tenants.size > FORGET_AFTER) this.forgetIdle();
+    let tenant = this.tenants.get(w.key.tenant);
+    if (!tenant) this.tenants.set(w.key.tenant, (tenant = { vt: this.virtualTime, accounts: new Map(), waiting: 0, accountTime: 0 }));
+    if (tenant.waiting === 0) tenant.vt = Math.max(tenant.vt, this.virtualTime);
+    let account = tenant.accounts.get(w.key.account);
+    if (!account) tenant.accounts.set(w.key.account, (account = { vt: tenant.accountTime, items: [] }));
+    if (account.items.length === 0) account.vt = Math.max(account.vt, tenant.accountTime);
+    account.items.push(w);
+    tenant.waiting++;
+    this.count++;
+  }
+
+  /** The request that goes next, or undefined when none waits. */
+  peek(): Waiter<T> | undefined {
+    const tenant = least(this.tenants.values(), (t) => t.waiting > 0);
+    if (!tenant) return undefined;
+    const account = least(tenant.accounts.values(), (a) => a.items.length > 0)!;
+    let best = account.items[0]!;
+    for (const w of account.items) if (w.deadline < best.deadline || (w.deadline === best.deadline && w.seq < best.seq)) best = w;
+    return best;
+  }
+
+  /** Takes `w` out to start it, charging its estimate to its tenant and account. */
+  start(w: Waiter<T>): void {
+    const tenant = this.tenants.get(w.key.tenant);
+    const account = tenant?.accounts.get(w.key.account);
+    if (!tenant || !account || !this.remove(w)) return;
+    this.virtualTime = Math.max(this.virtualTime, tenant.vt);
+    tenant.accountTime = Math.max(tenant.accountTime, account.vt);
+    tenant.vt += w.estimate;
+    account.vt += w.estimate;
+  }
+
+  /** Takes `w` out without charging anything (expired, evicted, handed back). */
+  remove(w: Waiter<T>): boolean {
+    const tenant = this.tenants.get(w.key.tenant);
+    const account = tenant?.accounts.get(w.key.account);
+    const i = account?.items.indexOf(w) ?? -1;
+    if (!tenant || !account || i < 0) return false;
+    account.items.splice(i, 1);
+    tenant.waiting--;
+    this.count--;
+    return true;
+  }
+
+  /** Charges what a finished request used beyond (or below) its estimate. */
+  correct(key: FlowKey, delta: number): void {
+    const tenant = this.tenants.get(key.tenant);
+    if (!tenant) return;
+    tenant.vt += delta;
+    const account = tenant.accounts.get(key.account);
+    if (account) account.vt += delta;
+  }
+
+  /** Every waiter, for scans (deadline checks, eviction). */
+  *waiters(): IterableIterator<Waiter<T>> {
+    for (const t of this.tenants.values()) for (const a of t.accounts.values()) yield* a.items;
+  }
+
+  private forgetIdle(): void {
+    for (const [name, t] of this.tenants) if (t.waiting === 0 && t.vt <= this.virtualTime) this.tenants.delete(name);
+  }
+}
+
+function least<C extends Counter>(items: Iterable<C>, eligible: (c: C) => boolean): C | undefined {
+  let best: C | undefined;
+  for (const c of items) if (eligible(c) && (best === undefined || c.vt < best.vt)) best = c;
+  return best;
+}

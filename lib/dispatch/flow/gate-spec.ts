@@ -1,0 +1,69 @@
+/**
+ * A model's slot split as the shared gate (lib/limits/capacity-gate.ts) reads it,
+ * derived once per policy version, and what one request may borrow.
+ *
+ * Work-conserving: a tier's idle reserved slots are lent whole. Lending never
+ * traps the lender: a lender that has asked for slots lately (its requests keep
+ * coming) keeps `HEADROOM` of its idle slots back from calls expected to hold a
+ * slot longer than a tenth of its maximum queue wait (the token estimate times
+ * the model's observed speed), so its next request finds a slot at once instead
+ * of waiting for a long borrowed call to end. Short calls, and every call while
+ * the lender is quiet, may take everything.
+ */
+import { gateFromShares, type GateSpec } from '../../limits/capacity-gate.js';
+import type { Policy } from '../../policy/schema.js';
+import type { TierWeight } from './tier-order.js';
+
+export interface ModelGate {
+  /** Every idle reserved slot lendable. */
+  readonly open: GateSpec;
+  readonly weights: ReadonlyMap<string, TierWeight>;
+  /** Per tier: calls expected to hold their slot longer than this do not get its headroom. */
+  readonly shortCallMs: ReadonlyMap<string, number>;
+}
+
+const cache = new WeakMap<Policy, Map<string, ModelGate>>();
+
+/** The part of a lender's maximum queue wait a borrowed call may last and still take its last idle slots. */
+const SHORT_CALL_SHARE_OF_WAIT = 0.1;
+/** Idle reserved slots an active lender keeps back from long borrowed calls. */
+export const HEADROOM = 1;
+
+export function modelGate(policy: Policy, model: string, slots: number): ModelGate {
+  let byModel = cache.get(policy);
+  if (!byModel) cache.set(policy, (byModel = new Map()));
+  let gate = byModel.get(model);
+  if (gate) return gate;
+  const tiers = Object.entries(policy.tiers);
+  const open = gateFromShares(slots, Object.fromEntries(tiers.map(([name, t]) => [name, { share: t.share, lendable: 1 }])));
+  const weights = new Map(tiers.map(([name, t]) => [name, { reserved: open.tiers[name]!.reserved, weight: t.weight }]));
+  const shortCallMs = new Map(tiers.map(([name, t]) => [name, SHORT_CALL_SHARE_OF_WAIT * t.maxQueueWaitMs]));
+  gate = { open, weights, shortCallMs };
+  byModel.set(model, gate);
+  return gate;
+}
+
+/**
+ * What a call of `tier`, expected to hold its slot `callMs` (undefined: not known
+ * yet), may borrow: everything, except the headroom of active lenders it would
+ * hold too long.
+ */
+export function borrowSpec(
+  gate: ModelGate,
+  tier: string,
+  callMs: number | undefined,
+  active: (tier: string) => boolean,
+  inUse: Readonly<Record<string, number>>,
+): GateSpec {
+  if (callMs === undefined) return gate.open;
+  let changed = false;
+  const tiers: Record<string, { reserved: number; lendable: number }> = {};
+  for (const [name, share] of Object.entries(gate.open.tiers)) {
+    const keep = name !== tier && active(name) && callMs > (gate.shortCallMs.get(name) ?? Infinity);
+    // The gate lends min(idle reserved, lendable): this leaves HEADROOM of the idle ones (as last seen) unlent.
+    const used = Object.hasOwn(inUse, name) ? inUse[name]! : 0;
+    tiers[name] = keep ? { reserved: share.reserved, lendable: Math.max(0, share.reserved - used - HEADROOM) } : share;
+    changed ||= keep;
+  }
+  return changed ? { capacity: gate.open.capacity, tiers } : gate.open;
+}

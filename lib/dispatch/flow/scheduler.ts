@@ -1,0 +1,303 @@
+/**
+ * Flow control for GPU slots: a paced request waits here, its message un-acked,
+ * until the model's shared gate grants it a slot. The steps are apart, as in
+ * Kubernetes APF and llm-d flow control: classify (the envelope's tier, tenant
+ * and account are its flow), enqueue in the flow (fair-queue.ts), pick the next
+ * tier (tier-order.ts) and its least-served flow, ask the shared gate in the
+ * store for a slot (the TypeScript rule and its Lua twin, one budget across
+ * dispatchers).
+ *
+ * No polling: the gate is asked again when a slot is released, by this
+ * dispatcher (directly) or by another one (the store's release notice). While
+ * requests wait on a full gate, a keep-alive asks again now and then, which
+ * keeps a waiting tier's reclaim mark alive and covers leases that expire
+ * instead of being released (a crashed dispatcher).
+ *
+ * Bounded: at most `maxWaiting` wait here. Past it a newcomer that outranks the
+ * worst waiter (heavier tier, or same tier and earlier deadline) takes its place
+ * and the worst goes back to its LiteTopic with a Suspend; otherwise the
+ * newcomer does. A request is held at most `holdMaxMs` (the broker's invisible
+ * time bounds how long a message may stay un-acked), and one that cannot start
+ * before its deadline given the work ahead of it is answered at once.
+ */
+import type { Clock } from '../../clock/clock.js';
+import type { Policy } from '../../policy/schema.js';
+import { slotGateKey } from '../../store/keys.js';
+import type { RateStore } from '../../store/types.js';
+import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
+import { borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
+import { ServiceTime } from './service-time.js';
+import { tierOrder } from './tier-order.js';
+
+export interface FlowControlOptions {
+  /** Requests waiting for a slot in this dispatcher at most. */
+  readonly maxWaiting?: number;
+  /** Longest one delivery is held here before it goes back to its LiteTopic. */
+  readonly holdMaxMs?: number;
+  /** While requests wait on a full gate, ask again this often; below the gate's reclaim mark. */
+  readonly keepaliveMs?: number;
+  readonly leaseMs: number;
+  /** Shortest Suspend the broker takes. */
+  readonly minSuspendMs: number;
+  /** A tier that asked for a slot within this long keeps its headroom (gate-spec.ts). */
+  readonly activeWithinMs?: number;
+}
+
+export interface FlowControlDeps {
+  readonly clock: Clock;
+  readonly store: RateStore;
+  readonly policy: () => Policy;
+  readonly newId: () => string;
+  readonly options: FlowControlOptions;
+}
+
+export interface SlotAsk {
+  readonly flow: FlowKey;
+  readonly model: string;
+  readonly deadline: number;
+  /** Tokens the request is expected to use (prompt + max_tokens). */
+  readonly estimate: number;
+}
+
+export interface Grant {
+  readonly leaseId: string;
+  /** Gives the slot back and charges the flow what the call really used. */
+  release(usedTokens: number | undefined): Promise<void>;
+}
+
+export type Verdict =
+  | { readonly kind: 'granted'; readonly grant: Grant }
+  /** Back to the LiteTopic for `ms`: too many wait here, or it was held as long as allowed. */
+  | { readonly kind: 'suspend'; readonly ms: number }
+  | { readonly kind: 'expired' }
+  /** It cannot start before its deadline: answer now; the work ahead should be done in `retryAfterMs`. */
+  | { readonly kind: 'late'; readonly retryAfterMs: number };
+
+export interface FlowControl {
+  ask(ask: SlotAsk): Promise<Verdict>;
+  /** Requests waiting here now. */
+  waiting(): number;
+}
+
+interface Entry {
+  settle(verdict: Verdict): void;
+}
+
+interface ModelFlows {
+  readonly model: string;
+  readonly key: string;
+  readonly tiers: Map<string, TierQueue<Entry>>;
+  size: number;
+  pumping: boolean;
+  again: boolean;
+  /** Slots in use per tier across all dispatchers, as the gate last said. */
+  inUse: Readonly<Record<string, number>>;
+  cancelKeepalive: (() => void) | undefined;
+}
+
+export function createFlowControl(deps: FlowControlDeps): FlowControl {
+  const { clock, store } = deps;
+  const maxWaiting = deps.options.maxWaiting ?? 32;
+  const holdMaxMs = deps.options.holdMaxMs ?? 20_000;
+  const keepaliveMs = deps.options.keepaliveMs ?? 500;
+  // A waiting tier's mark outlives two keep-alives, and no more once its waiters are gone.
+  const reclaimMs = 2 * keepaliveMs;
+  const { leaseMs, minSuspendMs } = deps.options;
+  const models = new Map<string, ModelFlows>();
+  const speed = new ServiceTime();
+  let seq = 0;
+  let total = 0;
+  /** Per model and tier: when a request of it last asked here. A lender asked lately is active. */
+  const lastAsked = new Map<string, number>();
+  const activeWithinMs = deps.options.activeWithinMs ?? 30_000;
+
+  function flowsOf(model: string): ModelFlows {
+    let m = models.get(model);
+    if (m) return m;
+    m = { model, key: slotGateKey(model), tiers: new Map(), size: 0, pumping: false, again: false, inUse: {}, cancelKeepalive: undefined };
+    models.set(model, m);
+    const flows = m;
+    // One watch per model for the life of the process: models are few, named by the policy.
+    store.watchSlots(m.key, () => void pump(flows));
+    return m;
+  }
+
+  const weightOf = (gate: ModelGate, tier: string) => gate.weights.get(tier)?.weight ?? 0;
+
+  /** Expected slot time of what waits here ahead of a request of `tier` due at `deadline`, spread over the model's slots. */
+  function workAheadMs(m: ModelFlows, gate: ModelGate, tier: string, deadline: number): number | undefined {
+    let ms = 0;
+    const weight = weightOf(gate, tier);
+    for (const [name, q] of m.tiers) {
+      const heavier = weightOf(gate, name) > weight;
+      if (!heavier && name !== tier) continue;
+      for (const w of q.waiters()) {
+        if (!heavier && w.deadline > deadline) continue;
+        const one = speed.estimateMs(m.model, w.estimate);
+        if (one === undefined) return undefined;
+        ms += one;
+      }
+    }
+    return ms / Math.max(1, gate.open.capacity);
+  }
+
+  function worstWaiter(m: ModelFlows, gate: ModelGate): { q: TierQueue<Entry>; w: Waiter<Entry>; weight: number } | undefined {
+    let worst: { q: TierQueue<Entry>; w: Waiter<Entry>; weight: number } | undefined;
+    for (const [name, q] of m.tiers) {
+      const weight = weightOf(gate, name);
+      for (const w of q.waiters()) {
+        if (!worst || weight < worst.weight || (weight === worst.weight && w.deadline > worst.w.deadline)) worst = { q, w, weight };
+      }
+    }
+    return worst;
+  }
+
+  /** How long a request sent back should stay away: about the time the waiters here need to start. */
+  function backoffMs(m: ModelFlows, deadline: number): number {
+    const perStart = speed.estimateMs(m.model, 1);
+    let ms = minSuspendMs;
+    if (perStart !== undefined) {
+      let tokens = 0;
+      for (const q of m.tiers.values()) for (const w of q.waiters()) tokens += w.estimate;
+      ms = Math.max(ms, (perStart * tokens) / Math.max(1, Object.values(m.inUse).reduce((a, b) => a + b, 0)));
+    }
+    return Math.max(minSuspendMs, Math.min(ms, deadline - clock.now(), holdMaxMs));
+  }
+
+  function take(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, started: boolean): boolean {
+    const had = started ? (q.start(w), true) : q.remove(w);
+    if (had) {
+      m.size--;
+      total--;
+    }
+    return had;
+  }
+
+  function grantFor(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, leaseId: string): Grant {
+    const startedAt = clock.now();
+    let released = false;
+    return {
+      leaseId,
+      async release(usedTokens) {
+        if (released) return;
+        released = true;
+        const used = usedTokens ?? w.estimate;
+        speed.observe(m.model, clock.now() - startedAt, used);
+        q.correct(w.key, used - w.estimate);
+        await store.releaseSlot(m.key, leaseId);
+        void pump(m);
+      },
+    };
+  }
+
+  async function pump(m: ModelFlows): Promise<void> {
+    if (m.pumping) {
+      m.again = true;
+      return;
+    }
+    m.pumping = true;
+    m.cancelKeepalive?.();
+    m.cancelKeepalive = undefined;
+    try {
+      do {
+        m.again = false;
+        while (m.size > 0 && (await grantOne(m)));
+      } while (m.again);
+    } finally {
+      m.pumping = false;
+    }
+    if (m.size > 0 && !m.cancelKeepalive) {
+      m.cancelKeepalive = clock.setTimer(keepaliveMs, () => {
+        m.cancelKeepalive = undefined;
+        void pump(m);
+      });
+    }
+  }
+
+  /** Asks the gate for the next request in order; false when no waiting tier can have a slot now. */
+  async function grantOne(m: ModelFlows): Promise<boolean> {
+    const policy = deps.policy();
+    const model = Object.hasOwn(policy.models, m.model) ? policy.models[m.model] : undefined;
+    const waitingTiers = [...m.tiers].filter(([, q]) => q.size > 0).map(([name]) => name);
+    if (!model) {
+      for (const name of waitingTiers) for (const w of [...m.tiers.get(name)!.waiters()]) settle(m, m.tiers.get(name)!, w, { kind: 'suspend', ms: holdMaxMs });
+      return false;
+    }
+    const gate = modelGate(policy, m.model, model.slots);
+    for (const tier of tierOrder(waitingTiers, gate.weights, m.inUse)) {
+      const q = m.tiers.get(tier)!;
+      const w = q.peek();
+      if (!w) continue;
+      const now = clock.now();
+      const spec = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), (lender) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs, m.inUse);
+      const leaseId = deps.newId();
+      const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1 });
+      m.inUse = decision.inUse;
+      if (decision.granted) {
+        if (take(m, q, w, true)) w.value.settle({ kind: 'granted', grant: grantFor(m, q, w, leaseId) });
+        // It left (deadline, eviction) while the gate answered: the slot goes to the next one.
+        else await store.releaseSlot(m.key, leaseId);
+        return true;
+      }
+      let used = 0;
+      for (const n of Object.values(decision.inUse)) used += n;
+      if (used >= spec.capacity) return false;
+    }
+    return false;
+  }
+
+  function settle(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, verdict: Verdict): void {
+    if (take(m, q, w, false)) w.value.settle(verdict);
+  }
+
+  return {
+    waiting: () => total,
+    ask(ask) {
+      const now = clock.now();
+      if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });
+      const m = flowsOf(ask.model);
+      lastAsked.set(`${ask.model}\n${ask.flow.tier}`, now);
+      const policy = deps.policy();
+      const model = Object.hasOwn(policy.models, ask.model) ? policy.models[ask.model] : undefined;
+      const gate = model ? modelGate(policy, ask.model, model.slots) : undefined;
+      if (gate) {
+        const ahead = workAheadMs(m, gate, ask.flow.tier, ask.deadline);
+        if (ahead !== undefined && now + ahead > ask.deadline) return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });
+        if (total >= maxWaiting) {
+          const worst = worstWaiter(m, gate);
+          const weight = weightOf(gate, ask.flow.tier);
+          const outranks = worst && (weight > worst.weight || (weight === worst.weight && ask.deadline < worst.w.deadline));
+          if (!outranks || !worst) return Promise.resolve({ kind: 'suspend', ms: backoffMs(m, ask.deadline) });
+          settle(m, worst.q, worst.w, { kind: 'suspend', ms: backoffMs(m, worst.w.deadline) });
+        }
+      }
+      let q = m.tiers.get(ask.flow.tier);
+      if (!q) m.tiers.set(ask.flow.tier, (q = new TierQueue()));
+      const queue = q;
+      return new Promise<Verdict>((resolve) => {
+        const heldUntil = Math.min(ask.deadline, now + holdMaxMs);
+        let cancel: (() => void) | undefined;
+        const w: Waiter<Entry> = {
+          key: ask.flow,
+          deadline: ask.deadline,
+          estimate: ask.estimate,
+          seq: ++seq,
+          value: {
+            settle: (verdict) => {
+              cancel?.();
+              resolve(verdict);
+            },
+          },
+        };
+        cancel = clock.setTimer(heldUntil - now, () => {
+          cancel = undefined;
+          settle(m, queue, w, clock.now() >= ask.deadline ? { kind: 'expired' } : { kind: 'suspend', ms: minSuspendMs });
+        });
+        queue.push(w);
+        m.size++;
+        total++;
+        void pump(m);
+      });
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { TierQueue, type Waiter } from '../../../../lib/dispatch/flow/fair-queue.js';
+
+let seq = 0;
+const waiter = (tenant: string, account: string, estimate: number, deadline = 1_000): Waiter<string> => ({
+  key: { tier: 'batch', tenant, account },
+  deadline,
+  estimate,
+  seq: ++seq,
+  value: `${tenant}/${account}#${seq}`,
+});
+
+/** Starts `n` requests in the queue's order and counts the tokens each tenant got. */
+function serve(q: TierQueue<string>, n: number): Record<string, number> {
+  const got: Record<string, number> = {};
+  for (let i = 0; i < n; i++) {
+    const w = q.peek();
+    if (!w) break;
+    q.start(w);
+    got[w.key.tenant] = (got[w.key.tenant] ?? 0) + w.estimate;
+  }
+  return got;
+}
+
+describe('TierQueue: fair by tokens, then by deadline', () => {
+  it('gives tenants equal tokens, not equal requests: a tenant asking 20x the tokens gets 1/20 the starts', () => {
+    const q = new TierQueue<string>();
+    for (let i = 0; i < 100; i++) q.push(waiter('small', 'a', 100));
+    for (let i = 0; i < 100; i++) q.push(waiter('big', 'b', 2_000));
+    const got = serve(q, 42);
+    expect(Math.abs(got.small! - got.big!)).toBeLessThanOrEqual(2_000);
+  });
+
+  it('splits a tenant by account: one account\'s burst does not queue in front of its sibling', () => {
+    const q = new TierQueue<string>();
+    for (let i = 0; i < 50; i++) q.push(waiter('t', 'burst', 100));
+    q.push(waiter('t', 'steady', 100));
+    const order = [0, 1, 2].map(() => {
+      const w = q.peek()!;
+      q.start(w);
+      return w.key.account;
+    });
+    expect(order).toContain('steady');
+  });
+
+  it('serves the earliest deadline first within a flow', () => {
+    const q = new TierQueue<string>();
+    q.push(waiter('t', 'a', 10, 3_000));
+    const due = waiter('t', 'a', 10, 1_000);
+    q.push(due);
+    q.push(waiter('t', 'a', 10, 2_000));
+    expect(q.peek()).toBe(due);
+  });
+
+  it('a flow coming back after idling starts at the tier\'s virtual time, with no saved-up credit', () => {
+    const q = new TierQueue<string>();
+    for (let i = 0; i < 30; i++) q.push(waiter('busy', 'a', 100));
+    // "quiet" had one request served long ago, then idled while "busy" was served.
+    q.push(waiter('quiet', 'q', 100));
+    serve(q, 20);
+    for (let i = 0; i < 10; i++) q.push(waiter('quiet', 'q', 100));
+    const got = serve(q, 10);
+    // Alternating from here on, not ten in a row for the newcomer.
+    expect(got.quiet).toBeLessThanOrEqual(600);
+    expect(got.busy).toBeGreaterThanOrEqual(400);
+  });
+
+  it('charges the correction at completion: a flow that used more than its estimate waits longer', () => {
+    const q = new TierQueue<string>();
+    for (let i = 0; i < 10; i++) q.push(waiter('x', 'a', 100));
+    for (let i = 0; i < 10; i++) q.push(waiter('y', 'b', 100));
+    const first = q.peek()!;
+    q.start(first);
+    q.correct(first.key, 900);
+    const next = [0, 1, 2, 3, 4].map(() => {
+      const w = q.peek()!;
+      q.start(w);
+      return w.key.tenant;
+    });
+    expect(next.filter((t) => t === first.key.tenant)).toHaveLength(0);
+  });
+
+  it('removes without charging, and reports its size', () => {
+    const q = new TierQueue<string>();
+    const a = waiter('t', 'a', 100);
+    q.push(a);
+    q.push(waiter('u', 'b', 100));
+    expect(q.size).toBe(2);
+    expect(q.remove(a)).toBe(true);
+    expect(q.remove(a)).toBe(false);
+    expect(q.size).toBe(1);
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { borrowSpec, modelGate } from '../../../../lib/dispatch/flow/gate-spec.js';
+import { mayTakeSlot } from '../../../../lib/limits/capacity-gate.js';
+import { parsePolicy } from '../../../../lib/policy/schema.js';
+import { basePolicy } from '../../policy/fixtures.js';
+
+// 8 slots: realtime reserves 4 (maximum wait 10 s: calls over 1 s are long for it), batch 2, offline 1.
+const gate = modelGate(parsePolicy(basePolicy()), 'm', 8);
+const fill = (spec: ReturnType<typeof borrowSpec>, inUse: Record<string, number>) => {
+  const used = { ...inUse };
+  while (mayTakeSlot(spec, used, 'batch')) used.batch = (used.batch ?? 0) + 1;
+  return used;
+};
+
+describe('borrowSpec: lend everything, but never trap an active lender behind long calls', () => {
+  it('lends every idle slot while the speed is unknown, to short calls, and while the lenders are quiet', () => {
+    expect(fill(borrowSpec(gate, 'batch', undefined, () => true, { realtime: 1 }), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
+    expect(fill(borrowSpec(gate, 'batch', 500, () => true, { realtime: 1 }), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, () => false, { realtime: 1 }), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
+  });
+
+  it('keeps one idle slot of each active lender from a long call', () => {
+    const active = (tier: string) => tier === 'realtime';
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }), { realtime: 1 })).toEqual({ realtime: 1, batch: 6 });
+    // Offline may wait an hour: a 5 s call is short for it, its idle slot is lent. A 10 min one is not.
+    expect(fill(borrowSpec(gate, 'batch', 5_000, () => true, {}), {})).toEqual({ batch: 7 });
+    expect(fill(borrowSpec(gate, 'batch', 600_000, () => true, {}), {})).toEqual({ batch: 6 });
+  });
+});

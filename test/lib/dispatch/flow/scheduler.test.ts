@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../../../lib/clock/virtual-clock.js';
+import { createFlowControl, type Grant, type SlotAsk, type Verdict } from '../../../../lib/dispatch/flow/scheduler.js';
+import { parsePolicy } from '../../../../lib/policy/schema.js';
+import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
+import { basePolicy } from '../../policy/fixtures.js';
+
+/** 8 slots: realtime reserves 4, batch 2, offline 1, one unreserved. */
+function setup(options: { maxWaiting?: number; slots?: number } = {}) {
+  const clock = new VirtualClock(0);
+  const raw = basePolicy();
+  raw.models.m!.slots = options.slots ?? 8;
+  const policy = parsePolicy(raw);
+  const store = createEmbeddedStore(clock);
+  let n = 0;
+  const flows = createFlowControl({
+    clock,
+    store,
+    policy: () => policy,
+    newId: () => `lease-${n++}`,
+    options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting: options.maxWaiting ?? 64 },
+  });
+  const ask = (tier: string, tenant = 't', account = 'a', over: Partial<SlotAsk> = {}) =>
+    flows.ask({ flow: { tier, tenant, account }, model: 'm', deadline: clock.now() + 60_000, estimate: 100, ...over });
+  return { clock, store, flows, ask };
+}
+
+const granted = (v: Verdict): Grant => {
+  if (v.kind !== 'granted') throw new Error(`expected a grant, got ${JSON.stringify(v)}`);
+  return v.grant;
+};
+
+describe('flow control', () => {
+  it('is work-conserving: one tier alone gets every slot, with nothing left idle', async () => {
+    const { clock, ask, flows } = setup();
+    const asks = Array.from({ length: 10 }, () => ask('batch'));
+    await clock.advance(1);
+    const settled: Verdict[] = [];
+    for (const a of asks) void a.then((v) => settled.push(v));
+    await clock.advance(1);
+    expect(settled.filter((v) => v.kind === 'granted')).toHaveLength(8);
+    expect(flows.waiting()).toBe(2);
+  });
+
+  it('a released slot goes to the tier below its reservation, not to the borrower that waited longer', async () => {
+    const { clock, ask } = setup();
+    const batch = await Promise.all(Array.from({ length: 8 }, () => ask('batch')));
+    const moreBatch = ask('batch');
+    await clock.advance(1);
+    const realtime = ask('realtime');
+    await clock.advance(1);
+    await granted(batch[0]!).release(100);
+    await clock.advance(1);
+    expect((await realtime).kind).toBe('granted');
+    let second: Verdict | undefined;
+    void moreBatch.then((v) => (second = v));
+    await clock.advance(1);
+    expect(second).toBeUndefined();
+    await granted(batch[1]!).release(100);
+    await clock.advance(1);
+    expect(second?.kind).toBe('granted');
+  });
+
+  it('splits slots beyond reservations among tiers by weight', async () => {
+    const { clock, ask } = setup({ slots: 8 });
+    // Realtime is idle: its 4 reserved slots and the unreserved one are lent.
+    const started: string[] = [];
+    const grants: Grant[] = [];
+    for (let i = 0; i < 20; i++) {
+      for (const tier of ['batch', 'offline']) {
+        void ask(tier).then((v) => {
+          if (v.kind === 'granted') {
+            started.push(tier);
+            grants.push(v.grant);
+          }
+        });
+      }
+    }
+    await clock.advance(1);
+    // batch reserved 2, offline 1; 5 more split 2:1 -> batch 2 + about 3, offline 1 + about 2.
+    expect(started).toHaveLength(8);
+    const batch = started.filter((t) => t === 'batch').length;
+    expect(batch).toBeGreaterThanOrEqual(5);
+    expect(batch).toBeLessThanOrEqual(6);
+  });
+
+  it('answers at once a request that cannot start before its deadline given the work ahead of it', async () => {
+    const { clock, ask } = setup({ slots: 1 });
+    // Teach it the model's speed: 100 tokens held the slot 1 s.
+    const first = granted(await ask('batch'));
+    await clock.advance(1_000);
+    await first.release(100);
+    const busy = granted(await ask('batch'));
+    // Heavier work ahead of it, whatever its deadline.
+    for (let i = 0; i < 5; i++) void ask('realtime');
+    await clock.advance(1);
+    const late = await ask('batch', 't', 'a', { deadline: clock.now() + 2_000 });
+    expect(late.kind).toBe('late');
+    if (late.kind === 'late') expect(late.retryAfterMs).toBeGreaterThanOrEqual(4_000);
+    await busy.release(100);
+  });
+
+  it('past its bound, a heavier newcomer takes the place of the worst waiter, which goes back with a Suspend', async () => {
+    const { clock, ask } = setup({ slots: 1, maxWaiting: 2 });
+    const holder = granted(await ask('batch'));
+    const offline = ask('offline');
+    const batch = ask('batch');
+    await clock.advance(1);
+    const realtime = ask('realtime');
+    expect((await offline).kind).toBe('suspend');
+    // Same weight as the worst (batch), earlier deadline: it takes that place.
+    const urgent = ask('batch', 't', 'a', { deadline: clock.now() + 59_000 });
+    expect((await batch).kind).toBe('suspend');
+    // Same weight, later deadline than the worst: the newcomer goes back.
+    expect((await ask('batch', 't', 'a', { deadline: clock.now() + 60_000 })).kind).toBe('suspend');
+    await holder.release(100);
+    const next = granted(await realtime);
+    await next.release(100);
+    expect((await urgent).kind).toBe('granted');
+  });
+
+  it('answers expired when the deadline passes while it waits', async () => {
+    const { clock, ask } = setup({ slots: 1 });
+    const holder = granted(await ask('batch'));
+    const waiting = ask('batch', 't', 'a', { deadline: clock.now() + 500 });
+    await clock.advance(600);
+    expect(await waiting).toEqual({ kind: 'expired' });
+    await holder.release(100);
+  });
+});
