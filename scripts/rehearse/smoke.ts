@@ -67,8 +67,8 @@ export async function smoke(o: SmokeOptions): Promise<SmokeResult> {
     const accepted = safeJson(await asyncRes.text()) as { id?: string; status_url?: string } | undefined;
     let final: { status?: string } | undefined;
     if (asyncRes.status === 202 && accepted?.status_url) {
-      // status_url names the function URL's host (CloudFront forwards it); the path is what a client follows.
-      const path = new URL(accepted.status_url).pathname;
+      // status_url is relative unless SLUICE_PUBLIC_BASE_URL names the public host; the path is what a client follows.
+      const path = new URL(accepted.status_url, 'http://sluice.invalid').pathname;
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline) {
         final = safeJson(await (await fetch(`${o.baseUrl}${path}`, { headers })).text()) as { status?: string };
