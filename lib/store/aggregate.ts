@@ -45,8 +45,8 @@ export interface AggregateOps {
   /** Members heard from within `ttlMs`, most recent first. */
   readMembers(index: string, ttlMs: number): Promise<Member[]>;
   /**
-   * Appends lines to fields of capped hashes. A line that would take its field past `maxBytes`
-   * is dropped, and so is a new field in a full hash: what is kept never grows past the caps.
+   * Appends lines to fields of capped hashes. A new field in a full hash is not written, and a
+   * field past `maxBytes` keeps its first line and its latest (applyLines): nothing outgrows the caps.
    */
   appendLines(adds: readonly LineAppend[]): Promise<void>;
   /** One field's lines in each hash at `keys`, in order; a missing key or field reads as no lines. */
@@ -76,15 +76,24 @@ export function applyCounts(hash: Map<string, number>, add: Pick<CounterAdd, 'ma
 
 const utf8 = new TextEncoder();
 
-/** Applies one appendLines add to a hash in place (the embedded store's rule, and the script's). */
+/**
+ * Applies one appendLines add to a hash in place (the embedded store's rule, and the script's).
+ * A field keeps its first line and its latest lines: when a line does not fit, the lines after
+ * the first are dropped, oldest first, until it does (or only the first is left, and it is dropped).
+ */
 export function applyLines(hash: Map<string, string>, add: Pick<LineAppend, 'maxFields' | 'maxBytes' | 'lines'>): void {
   for (const [field, line] of add.lines) {
     if (line.length === 0 || line.includes('\n')) continue;
     const old = hash.get(field);
     if (old === undefined && !hasPlace(hash, field, add.maxFields)) continue;
-    const next = old === undefined ? line : `${old}\n${line}`;
-    if (utf8.encode(next).byteLength > add.maxBytes) continue;
-    hash.set(field, next);
+    const kept = old === undefined ? [line] : [...old.split('\n'), line];
+    const sizes = kept.map((l) => utf8.encode(l).byteLength);
+    let bytes = sizes.reduce((a, b) => a + b, 0) + kept.length - 1;
+    while (bytes > add.maxBytes && kept.length > 2) {
+      bytes -= sizes.splice(1, 1)[0]! + 1;
+      kept.splice(1, 1);
+    }
+    if (bytes <= add.maxBytes) hash.set(field, kept.join('\n'));
   }
 }
 

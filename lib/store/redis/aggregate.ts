@@ -97,6 +97,7 @@ return out
 /**
  * KEYS: the hashes of lines.
  * ARGV: per key: ttl ms, max fields, max bytes per value, pair count, then field/line pairs.
+ * A full value keeps its first line and drops the next ones, oldest first, to take a new line.
  * Reply: 0.
  */
 export const APPEND_LINES = defineScript(
@@ -116,7 +117,15 @@ for k = 1, #KEYS do
     if #line > 0 and not string.find(line, '\\n', 1, true) then
       local old = redis.call('HGET', KEYS[k], field)
       if old then
-        if #old + 1 + #line <= maxBytes then redis.call('HSET', KEYS[k], field, old .. '\\n' .. line) end
+        local first, rest = string.match(old, '^([^\\n]*)\\n?(.*)$')
+        local tail = line
+        if rest ~= '' then tail = rest .. '\\n' .. line end
+        while #first + 1 + #tail > maxBytes do
+          local cut = string.find(tail, '\\n', 1, true)
+          if not cut then break end
+          tail = string.sub(tail, cut + 1)
+        end
+        if #first + 1 + #tail <= maxBytes then redis.call('HSET', KEYS[k], field, first .. '\\n' .. tail) end
       elseif #line <= maxBytes and has_place(KEYS[k], field, maxFields) then
         redis.call('HSET', KEYS[k], field, line)
       end

@@ -30,8 +30,9 @@ export const AGGREGATE = {
    * Traces: one hash per traceBucketMs, a field per request id holding the steps written in that
    * bucket. A request that waits minutes has fields in several buckets; a read merges them. Past
    * traceMaxIds ids a bucket traces no new request (those it holds still append), and a field
-   * keeps no step past traceMaxBytes: at a high request rate the first requests of each bucket
-   * are traced, and memory stays bounded.
+   * past traceMaxBytes keeps its first step and its latest ones (a long wait's Suspends in between
+   * are thinned): at a high request rate the first requests of each bucket are traced, and memory
+   * stays bounded.
    */
   traceBucketMs: 60_000,
   /** How long a trace bucket is kept after its last write. */

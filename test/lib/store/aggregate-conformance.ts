@@ -83,10 +83,15 @@ export function runAggregateConformance(open: (clock: Clock | undefined) => Prom
         lines(k3, 10, 3, [['p', 'long'], ['p', 'ok']]),
         lines(key('lines-empty'), 10, 10, []),
       ]);
-      // Past 10 bytes: x4 (11), and '€€€' (12 bytes, 6 UTF-16 units) are dropped; 'é€' (8 bytes in all) fits.
-      await store.appendLines([lines(k1, 3, 10, [['a', 'x3'], ['a', 'x4'], ['b', '€€€'], ['b', 'é€'], ['c', 'z2']])]);
-      expect(await store.readLines([k1, k2, k3, key('none')], 'a')).toEqual([['x1', 'x2', 'x3'], [], [], []]);
+      // A full value keeps its first line and its latest: x4 (11 bytes in all) pushes x2 out. Sizes are
+      // UTF-8 bytes: '€€€' (12 bytes with y1, 6 UTF-16 units) does not fit beside the first line, 'é€' does,
+      // and 'ab' pushes it out (11 bytes, 8 UTF-16 units).
+      const more: [string, string][] = [['a', 'x3'], ['a', 'x4'], ['b', '€€€'], ['b', 'é€'], ['c', 'z2']];
+      await store.appendLines([lines(k1, 3, 10, more)]);
       expect(await store.readLines([k1], 'b')).toEqual([['y1', 'é€']]);
+      await store.appendLines([lines(k1, 3, 10, [['b', 'ab']])]);
+      expect(await store.readLines([k1, k2, k3, key('none')], 'a')).toEqual([['x1', 'x3', 'x4'], [], [], []]);
+      expect(await store.readLines([k1], 'b')).toEqual([['y1', 'ab']]);
       expect(await store.readLines([k1], 'c')).toEqual([[]]);
       expect(await store.readLines([k3], 'p')).toEqual([['ok']]);
       expect(await store.readLines([], 'a')).toEqual([]);

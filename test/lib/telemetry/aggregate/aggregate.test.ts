@@ -95,6 +95,29 @@ describe('deployment aggregate', () => {
     expect(await readTrace(store, 'r1', clock.now())).toBeUndefined();
   });
 
+  it('keeps the first and the latest steps of a request that writes more than a field holds', async () => {
+    const clock = new VirtualClock(0);
+    const store = createEmbeddedStore(clock);
+    const edge = createAggregateSink({ store, clock, instance: 'edge-1', role: 'edge' });
+    const disp = createAggregateSink({ store, clock, instance: 'dispatcher-1', role: 'dispatcher' });
+    edge.onAdmission(admission('a', 'r1'));
+    await edge.flush();
+    const envelope = { id: 'r1', tier: 'batch', tenant: 'a', model: 'm', liteTopic: 'batch-a-m' };
+    for (let i = 0; i < 200; i++) {
+      disp.onDispatch({ type: 'suspended', envelope, ms: 100, cause: 'capacity' });
+      await clock.advance(100);
+      if (i % 5 === 4) await disp.flush();
+    }
+    disp.onDispatch({ type: 'started', envelope, queueWaitMs: 20_000 });
+    await disp.flush();
+    disp.onDispatch({ type: 'completed', envelope, status: 200, totalMs: 20_100 });
+    await disp.flush();
+    const steps = (await readTrace(store, 'r1', clock.now()))!.map((s) => s.step);
+    expect(steps.slice(0, 2)).toEqual(['admitted', 'suspended']);
+    expect(steps.slice(-2)).toEqual(['started', 'completed']);
+    expect(steps.length).toBeLessThan(200);
+  });
+
   it('traces at most traceMaxIds new requests per bucket; those it traces still append', async () => {
     const clock = new VirtualClock(0);
     const store = createEmbeddedStore(clock);
