@@ -23,7 +23,7 @@ import { systemClock } from '../functions/runtime/system-clock.js';
 import { startRedisServer } from '../scripts/redis/server.js';
 
 const { values } = parseArgs({
-  args: process.argv.slice(3),
+  args: process.argv.slice(2),
   options: {
     tenants: { type: 'string', default: '10000' },
     'per-second': { type: 'string', default: '200' },
