@@ -41,7 +41,7 @@ const historyKeysLive = Math.ceil(AGGREGATE.historyTtlMs / 60_000) + 1;
 const boundFields =
   flowKeysLive * AGGREGATE.flowMaxFields + historyKeysLive * AGGREGATE.historyMaxFields + AGGREGATE.depthMaxFields + 2 * AGGREGATE.maxInstances;
 const boundBytes = boundFields * BYTES_PER_FIELD;
-/** A trace field: its value (the allocator rounds it up to a size class, at most a quarter more) and the field's own cost. */
+/** A trace field: its value (rounded up to an allocator size class, at most a quarter more) and the field's own cost. */
 const BYTES_PER_TRACE_FIELD = Math.ceil(AGGREGATE.traceMaxBytes * 1.25) + BYTES_PER_FIELD;
 const traceBucketBoundBytes = AGGREGATE.traceMaxIds * BYTES_PER_TRACE_FIELD;
 const traceBoundBytes = TRACE_BUCKETS_LIVE * traceBucketBoundBytes;
@@ -124,7 +124,8 @@ const totalBoundBytes = boundBytes + traceBoundBytes;
 const traceCaps = `${TRACE_BUCKETS_LIVE} buckets x ${AGGREGATE.traceMaxIds} ids x ${BYTES_PER_TRACE_FIELD} B`;
 console.log(`counter keys: peak ${peakAggregate.keys} keys, ${mib(peakAggregate.bytes)} MiB (MEMORY USAGE); bound ${boundFields} fields x ${BYTES_PER_FIELD} B = ${mib(boundBytes)} MiB`);
 console.log(`trace keys:   peak ${peakTraces.keys} buckets, ${mib(peakTraces.bytes)} MiB; bound ${traceCaps} = ${mib(traceBoundBytes)} MiB`);
-console.log(`one trace bucket: peak ${peakBucket.fields} ids, ${mib(peakBucket.bytes)} MiB; bound ${AGGREGATE.traceMaxIds} ids x ${BYTES_PER_TRACE_FIELD} B = ${mib(traceBucketBoundBytes)} MiB`);
+const bucketCaps = `${AGGREGATE.traceMaxIds} ids x ${BYTES_PER_TRACE_FIELD} B`;
+console.log(`one trace bucket: peak ${peakBucket.fields} ids, ${mib(peakBucket.bytes)} MiB; bound ${bucketCaps} = ${mib(traceBucketBoundBytes)} MiB`);
 console.log(`total:        peak ${mib(peakTotal)} MiB; bound ${mib(totalBoundBytes)} MiB`);
 console.log(`redis used_memory above the empty server: peak ${mib(peakUsed)} MiB`);
 const result = {

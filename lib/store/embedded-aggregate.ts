@@ -3,7 +3,8 @@
  * lib/store/aggregate.ts with expiry kept per key and swept as keys are written.
  */
 import type { Clock } from '../clock/clock.js';
-import { applyCounts, applyLines, putMemberRule, splitLines, readMembersRule, type AggregateOps, type MemberEntry } from './aggregate.js';
+import { applyCounts, applyLines, putMemberRule, readMembersRule, splitLines } from './aggregate.js';
+import type { AggregateOps, MemberEntry } from './aggregate.js';
 
 interface Expiring<T> {
   value: T;

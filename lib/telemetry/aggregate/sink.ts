@@ -143,7 +143,8 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
     ];
     if (adds.length > 0) calls.push(store.addCounts(adds));
     if (takenTraces.size > 0) {
-      const lines = [...takenTraces].flatMap(([id, steps]) => steps.map((s) => [fields.trace(id), JSON.stringify(s)] as const));
+      const lines = [...takenTraces].flatMap(([id, steps]) =>
+        steps.map((s) => [fields.trace(id), JSON.stringify(s)] as const));
       const { traceTtlMs: ttlMs, traceMaxIds: maxFields, traceMaxBytes: maxBytes } = AGGREGATE;
       calls.push(store.appendLines([{ key: traceKey(traceBucket(clock.now())), ttlMs, maxFields, maxBytes, lines }]));
     }

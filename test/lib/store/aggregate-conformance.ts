@@ -75,7 +75,8 @@ export function runAggregateConformance(open: (clock: Clock | undefined) => Prom
     it('appends lines to fields, traces no new field in a full hash, and caps each value in UTF-8 bytes', async () => {
       const store = await open(new VirtualClock(0));
       const [k1, k2, k3] = [key('lines'), key('lines-none'), key('lines-small')];
-      const lines = (k: string, maxFields: number, maxBytes: number, l: [string, string][]) => ({ key: k, ttlMs: 60_000, maxFields, maxBytes, lines: l });
+      const lines = (k: string, maxFields: number, maxBytes: number, l: [string, string][]) =>
+        ({ key: k, ttlMs: 60_000, maxFields, maxBytes, lines: l });
       await store.appendLines([
         // Three fields hold two ids (one place stays for the overflow, as for counters).
         lines(k1, 3, 10, [['a', 'x1'], ['b', 'y1'], ['a', 'x2'], ['c', 'z1'], ['b', ''], ['b', 'two\nlines']]),
