@@ -24,7 +24,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   app.route('/v1', inferenceRoutes(deps));
   app.route('/v1', modelRoutes(deps));
   app.route('/v1', requestRoutes(deps));
-  if (deps.admin) app.route('/admin/v1', traceRoutes(deps.admin.keyHash, deps.store));
+  if (deps.admin) app.route('/admin/v1', traceRoutes(deps.admin.keyHash, deps.store, deps.clock));
   if (deps.admin) app.route('/admin/v1', adminRoutes(deps.admin));
 
   app.notFound((c) => errorResponse(c, new ApiError(404, `Unknown route ${c.req.method} ${c.req.path}.`, 'invalid_request_error', 'unknown_route')));

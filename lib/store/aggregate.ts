@@ -1,7 +1,7 @@
 /**
  * Store operations behind the deployment-wide view (lib/telemetry/aggregate): bounded
- * hashes of counters, a registry of live members (instances), and short capped logs
- * (request traces). Every key expires, and no hash or list outgrows the cap its
+ * hashes of counters, a registry of live members (instances), and bounded hashes of
+ * lines (request traces). Every key expires, and no hash or value outgrows the cap its
  * writer gives, so the store's memory has a bound whatever tenants and ids arrive.
  * The rules are written once here; lib/store/redis/aggregate.ts is their Lua twin.
  */
@@ -18,6 +18,18 @@ export interface CounterAdd {
   readonly counts: readonly (readonly [field: string, delta: number])[];
 }
 
+export interface LineAppend {
+  readonly key: string;
+  /** The key's time to live, refreshed by every append. */
+  readonly ttlMs: number;
+  /** Fields the hash may hold, counted as for counters (one place stays for the overflow, unused here). */
+  readonly maxFields: number;
+  /** UTF-8 bytes one field's value may hold, separators included. */
+  readonly maxBytes: number;
+  /** Lines to append to fields; a line holds no newline (it is the separator). */
+  readonly lines: readonly (readonly [field: string, line: string])[];
+}
+
 export interface Member {
   readonly id: string;
   readonly value: string;
@@ -32,15 +44,23 @@ export interface AggregateOps {
   putMember(index: string, id: string, value: string, ttlMs: number, max: number): Promise<void>;
   /** Members heard from within `ttlMs`, most recent first. */
   readMembers(index: string, ttlMs: number): Promise<Member[]>;
-  /** Appends to a log that keeps its last `maxLen` entries and expires `ttlMs` after the last append. */
-  appendLog(key: string, entries: readonly string[], maxLen: number, ttlMs: number): Promise<void>;
-  readLog(key: string): Promise<string[]>;
+  /**
+   * Appends lines to fields of capped hashes. A new field in a full hash is not written, and a
+   * field past `maxBytes` keeps its first line and its latest (applyLines): nothing outgrows the caps.
+   */
+  appendLines(adds: readonly LineAppend[]): Promise<void>;
+  /** One field's lines in each hash at `keys`, in order; a missing key or field reads as no lines. */
+  readLines(keys: readonly string[], field: string): Promise<string[][]>;
 }
 
-/** The field an increment lands in: its own while it exists or the hash has room, else the overflow. */
+/** Whether a field may be written: it exists, or the hash has room beside the overflow's place. */
+export function hasPlace(hash: ReadonlyMap<string, unknown>, field: string, maxFields: number): boolean {
+  return hash.has(field) || hash.size < Math.max(1, maxFields) - 1;
+}
+
+/** The field an increment lands in: its own while it has a place, else the overflow. */
 export function fieldFor(hash: ReadonlyMap<string, number>, field: string, maxFields: number): string {
-  if (hash.has(field) || hash.size < Math.max(1, maxFields) - 1) return field;
-  return OVERFLOW_FIELD;
+  return hasPlace(hash, field, maxFields) ? field : OVERFLOW_FIELD;
 }
 
 /** Applies one add to a hash in place (the embedded store's rule, and the script's). */
@@ -52,6 +72,34 @@ export function applyCounts(hash: Map<string, number>, add: Pick<CounterAdd, 'ma
     if (next <= 0) hash.delete(target);
     else hash.set(target, next);
   }
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * Applies one appendLines add to a hash in place (the embedded store's rule, and the script's).
+ * A field keeps its first line and its latest lines: when a line does not fit, the lines after
+ * the first are dropped, oldest first, until it does (or only the first is left, and it is dropped).
+ */
+export function applyLines(hash: Map<string, string>, add: Pick<LineAppend, 'maxFields' | 'maxBytes' | 'lines'>): void {
+  for (const [field, line] of add.lines) {
+    if (line.length === 0 || line.includes('\n')) continue;
+    const old = hash.get(field);
+    if (old === undefined && !hasPlace(hash, field, add.maxFields)) continue;
+    const kept = old === undefined ? [line] : [...old.split('\n'), line];
+    const sizes = kept.map((l) => utf8.encode(l).byteLength);
+    let bytes = sizes.reduce((a, b) => a + b, 0) + kept.length - 1;
+    while (bytes > add.maxBytes && kept.length > 2) {
+      bytes -= sizes.splice(1, 1)[0]! + 1;
+      kept.splice(1, 1);
+    }
+    if (bytes <= add.maxBytes) hash.set(field, kept.join('\n'));
+  }
+}
+
+/** A stored value back into its lines. */
+export function splitLines(value: string | undefined): string[] {
+  return value ? value.split('\n') : [];
 }
 
 export interface MemberEntry {

@@ -3,7 +3,8 @@
  * lib/store/aggregate.ts with expiry kept per key and swept as keys are written.
  */
 import type { Clock } from '../clock/clock.js';
-import { applyCounts, putMemberRule, readMembersRule, type AggregateOps, type MemberEntry } from './aggregate.js';
+import { applyCounts, applyLines, putMemberRule, readMembersRule, splitLines } from './aggregate.js';
+import type { AggregateOps, MemberEntry } from './aggregate.js';
 
 interface Expiring<T> {
   value: T;
@@ -16,7 +17,7 @@ const SWEEP_EVERY = 1024;
 export function createEmbeddedAggregate(clock: Clock): AggregateOps {
   const hashes = new Map<string, Expiring<Map<string, number>>>();
   const registries = new Map<string, Expiring<Map<string, MemberEntry>>>();
-  const logs = new Map<string, Expiring<string[]>>();
+  const lines = new Map<string, Expiring<Map<string, string>>>();
   let writes = 0;
 
   function live<T>(map: Map<string, Expiring<T>>, key: string, now: number): T | undefined {
@@ -27,7 +28,7 @@ export function createEmbeddedAggregate(clock: Clock): AggregateOps {
 
   function wrote(now: number): void {
     if (++writes % SWEEP_EVERY !== 0) return;
-    for (const map of [hashes, registries, logs] as Map<string, Expiring<unknown>>[]) {
+    for (const map of [hashes, registries, lines] as Map<string, Expiring<unknown>>[]) {
       for (const [k, e] of map) if (e.expiresAt <= now) map.delete(k);
     }
   }
@@ -58,17 +59,18 @@ export function createEmbeddedAggregate(clock: Clock): AggregateOps {
       const now = clock.now();
       return readMembersRule(live(registries, index, now) ?? new Map(), now, ttlMs);
     },
-    async appendLog(key, entries, maxLen, ttlMs) {
-      if (entries.length === 0) return;
+    async appendLines(adds) {
       const now = clock.now();
-      const log = live(logs, key, now) ?? [];
-      log.push(...entries);
-      if (log.length > Math.max(1, maxLen)) log.splice(0, log.length - Math.max(1, maxLen));
-      logs.set(key, { value: log, expiresAt: now + Math.max(1, Math.ceil(ttlMs)) });
-      wrote(now);
+      for (const add of adds) {
+        const hash = live(lines, add.key, now) ?? new Map<string, string>();
+        applyLines(hash, add);
+        if (hash.size > 0) lines.set(add.key, { value: hash, expiresAt: now + Math.max(1, Math.ceil(add.ttlMs)) });
+        wrote(now);
+      }
     },
-    async readLog(key) {
-      return [...(live(logs, key, clock.now()) ?? [])];
+    async readLines(keys, field) {
+      const now = clock.now();
+      return keys.map((k) => splitLines(live(lines, k, now)?.get(field)));
     },
   };
 }

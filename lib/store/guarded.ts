@@ -330,8 +330,7 @@ function guardedAggregate(primary: AggregateOps, fallback: AggregateOps, attempt
     putMember: either('putMember', (s, index: string, id: string, value: string, ttlMs: number, max: number) =>
       s.putMember(index, id, value, ttlMs, max)),
     readMembers: either('readMembers', (s, index: string, ttlMs: number) => s.readMembers(index, ttlMs)),
-    appendLog: either('appendLog', (s, key: string, entries: readonly string[], maxLen: number, ttlMs: number) =>
-      s.appendLog(key, entries, maxLen, ttlMs)),
-    readLog: either('readLog', (s, key: string) => s.readLog(key)),
+    appendLines: either('appendLines', (s, adds: Parameters<AggregateOps['appendLines']>[0]) => s.appendLines(adds)),
+    readLines: either('readLines', (s, keys: readonly string[], field: string) => s.readLines(keys, field)),
   };
 }

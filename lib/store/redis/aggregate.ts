@@ -1,10 +1,15 @@
 /**
  * The Lua twins of lib/store/aggregate.ts: bounded counter hashes, the member
- * registry and capped logs. One script call per operation, as for the limits.
+ * registry and bounded hashes of lines. One script call per operation, as for the limits.
  */
-import type { AggregateOps, CounterAdd, Member } from '../aggregate.js';
-import { OVERFLOW_FIELD } from '../aggregate.js';
+import type { AggregateOps, CounterAdd, LineAppend, Member } from '../aggregate.js';
+import { OVERFLOW_FIELD, splitLines } from '../aggregate.js';
 import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient } from './safe-eval.js';
+
+/** hasPlace of lib/store/aggregate.ts: the field exists, or the hash has room beside the overflow's place. */
+const HAS_PLACE = `local function has_place(key, field, maxFields)
+  return redis.call('HEXISTS', key, field) == 1 or redis.call('HLEN', key) < maxFields - 1
+end`;
 
 /**
  * KEYS: the counter hashes.
@@ -13,7 +18,8 @@ import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient }
  */
 export const ADD_COUNTS = defineScript(
   'add-counts',
-  `local overflow = ARGV[1]
+  `${HAS_PLACE}
+local overflow = ARGV[1]
 local a = 2
 for k = 1, #KEYS do
   local ttl = tonumber(ARGV[a])
@@ -25,7 +31,7 @@ for k = 1, #KEYS do
     local delta = tonumber(ARGV[a + 1])
     a = a + 2
     if delta ~= 0 then
-      if redis.call('HEXISTS', KEYS[k], field) == 0 and redis.call('HLEN', KEYS[k]) >= maxFields - 1 then field = overflow end
+      if not has_place(KEYS[k], field, maxFields) then field = overflow end
       local next = redis.call('HINCRBY', KEYS[k], field, delta)
       if next <= 0 then redis.call('HDEL', KEYS[k], field) end
     end
@@ -88,17 +94,57 @@ return out
 `,
 );
 
-/** KEYS: the log (list). ARGV: max length, ttl ms, then entries. */
-export const APPEND_LOG = defineScript(
-  'append-log',
-  `redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
-redis.call('LTRIM', KEYS[1], -tonumber(ARGV[1]), -1)
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+/**
+ * KEYS: the hashes of lines.
+ * ARGV: per key: ttl ms, max fields, max bytes per value, pair count, then field/line pairs.
+ * A full value keeps its first line and drops the next ones, oldest first, to take a new line.
+ * Reply: 0.
+ */
+export const APPEND_LINES = defineScript(
+  'append-lines',
+  `${HAS_PLACE}
+local a = 1
+for k = 1, #KEYS do
+  local ttl = tonumber(ARGV[a])
+  local maxFields = math.max(1, tonumber(ARGV[a + 1]))
+  local maxBytes = tonumber(ARGV[a + 2])
+  local n = tonumber(ARGV[a + 3])
+  a = a + 4
+  for i = 1, n do
+    local field = ARGV[a]
+    local line = ARGV[a + 1]
+    a = a + 2
+    if #line > 0 and not string.find(line, '\\n', 1, true) then
+      local old = redis.call('HGET', KEYS[k], field)
+      if old then
+        local first, rest = string.match(old, '^([^\\n]*)\\n?(.*)$')
+        local tail = line
+        if rest ~= '' then tail = rest .. '\\n' .. line end
+        while #first + 1 + #tail > maxBytes do
+          local cut = string.find(tail, '\\n', 1, true)
+          if not cut then break end
+          tail = string.sub(tail, cut + 1)
+        end
+        if #first + 1 + #tail <= maxBytes then redis.call('HSET', KEYS[k], field, first .. '\\n' .. tail) end
+      elseif #line <= maxBytes and has_place(KEYS[k], field, maxFields) then
+        redis.call('HSET', KEYS[k], field, line)
+      end
+    end
+  end
+  if redis.call('EXISTS', KEYS[k]) == 1 then redis.call('PEXPIRE', KEYS[k], ttl) end
+end
 return 0
 `,
 );
 
-export const READ_LOG = defineScript('read-log', `return redis.call('LRANGE', KEYS[1], 0, -1)\n`);
+/** KEYS: hashes of lines. ARGV: the field. Reply: per key, the field's value ('' when missing). */
+export const READ_LINES = defineScript(
+  'read-lines',
+  `local out = {}
+for k = 1, #KEYS do out[k] = redis.call('HGET', KEYS[k], ARGV[1]) or '' end
+return out
+`,
+);
 
 /** The member registry's second key; same hash tag as the first. */
 export function memberSeenKey(index: string): string {
@@ -142,12 +188,22 @@ export function redisAggregateOps(client: EvalClient, now: () => number | undefi
       for (let i = 0; i + 1 < reply.length; i += 2) out.push({ id: String(reply[i]), value: asText(reply[i + 1]) });
       return out;
     },
-    async appendLog(key, entries, maxLen, ttlMs) {
-      if (entries.length === 0) return;
-      await safeEval(client, APPEND_LOG, [key], [String(Math.max(1, maxLen)), String(Math.max(1, Math.ceil(ttlMs))), ...entries]);
+    async appendLines(adds: readonly LineAppend[]) {
+      const live = adds.filter((a) => a.lines.length > 0);
+      if (live.length === 0) return;
+      const args: string[] = [];
+      for (const add of live) {
+        const ttl = String(Math.max(1, Math.ceil(add.ttlMs)));
+        args.push(ttl, String(add.maxFields), String(Math.max(0, Math.floor(add.maxBytes))), String(add.lines.length));
+        for (const [field, line] of add.lines) args.push(field, line);
+      }
+      await safeEval(client, APPEND_LINES, live.map((a) => a.key), args);
     },
-    async readLog(key) {
-      return replyArray(await safeEval(client, READ_LOG, [key], []), READ_LOG).map(asText);
+    async readLines(keys, field) {
+      if (keys.length === 0) return [];
+      const reply = replyArray(await safeEval(client, READ_LINES, keys, [field]), READ_LINES);
+      // A one-line value may look like JSON to the Upstash client; asText gives it back as text.
+      return keys.map((_, i) => splitLines(reply[i] === undefined || reply[i] === '' ? undefined : asText(reply[i])));
     },
   };
 }

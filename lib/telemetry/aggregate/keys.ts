@@ -1,7 +1,7 @@
 /**
  * The aggregate's keys and fields, built here only. Aggregate keys share the
- * `{agg}` hash tag (one Redis Cluster slot: a flush is one script call); a trace
- * is one key of its own. Components are URI-encoded so no name can forge a field.
+ * `{agg}` hash tag (one Redis Cluster slot: a flush is one script call), trace
+ * buckets included. Components are URI-encoded so no name can forge a field.
  */
 const PREFIX = 'sluice:{agg}';
 const part = (s: string) => encodeURIComponent(s);
@@ -33,8 +33,9 @@ export function labelsKey(period: number): string {
   return `${PREFIX}:labels:${period}`;
 }
 
-export function traceKey(id: string): string {
-  return `sluice:trace:${part(id)}`;
+/** Trace steps written during one bucket, a field per request id (fields.trace). */
+export function traceKey(bucketStart: number): string {
+  return `${PREFIX}:trace:${bucketStart}`;
 }
 
 export type FlowStat = 'admitted' | 'refused' | 'warned';
@@ -48,6 +49,7 @@ export const fields = {
   depth: (liteTopic: string, tier: string, tenant: string, model: string) =>
     `${part(liteTopic)}|${part(tier)}|${part(tenant)}|${part(model)}`,
   label: (tenant: string) => part(tenant),
+  trace: (id: string) => part(id),
 };
 
 /** A field split back into its decoded parts. */

@@ -2,7 +2,7 @@
  * Publishes this process's flow into the shared aggregate: increments are summed
  * in memory and flushed every `flushMs` in one store call, with this instance's
  * record (role, policy refresh, gauges, alerts) and the trace steps of the
- * requests it touched. What the store cannot take is dropped, never retried:
+ * requests it touched (into the current trace bucket). What the store cannot take is dropped, never retried:
  * telemetry must not hold a request or grow without bound.
  */
 import type { Clock } from '../../clock/clock.js';
@@ -10,6 +10,7 @@ import type { AggregateOps, CounterAdd } from '../../store/aggregate.js';
 import type { FlowAdmission, FlowDispatch, TraceStep } from './events.js';
 import { DEPTH_KEY, fields, flowKey, historyKey, INSTANCES_KEY, traceKey, type FlowStat } from './keys.js';
 import { AGGREGATE, type InstanceRecord } from './layout.js';
+import { traceBucket } from './trace.js';
 
 export interface AggregateSinkOptions {
   readonly store: AggregateOps;
@@ -141,8 +142,11 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
       store.putMember(INSTANCES_KEY, instance, JSON.stringify(record), AGGREGATE.instanceTtlMs, AGGREGATE.maxInstances),
     ];
     if (adds.length > 0) calls.push(store.addCounts(adds));
-    for (const [id, steps] of takenTraces) {
-      calls.push(store.appendLog(traceKey(id), steps.map((s) => JSON.stringify(s)), AGGREGATE.traceMaxSteps, AGGREGATE.traceTtlMs));
+    if (takenTraces.size > 0) {
+      const lines = [...takenTraces].flatMap(([id, steps]) =>
+        steps.map((s) => [fields.trace(id), JSON.stringify(s)] as const));
+      const { traceTtlMs: ttlMs, traceMaxIds: maxFields, traceMaxBytes: maxBytes } = AGGREGATE;
+      calls.push(store.appendLines([{ key: traceKey(traceBucket(clock.now())), ttlMs, maxFields, maxBytes, lines }]));
     }
     const results = await Promise.allSettled(calls);
     for (const r of results) if (r.status === 'rejected') options.onError?.(r.reason);

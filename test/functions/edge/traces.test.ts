@@ -21,7 +21,7 @@ async function setup() {
   sink.onDispatch({ type: 'completed', envelope, status: 200, totalMs: 150 });
   await sink.flush();
   const app = new Hono();
-  app.route('/admin/v1', traceRoutes(hashApiKey(KEY), store));
+  app.route('/admin/v1', traceRoutes(hashApiKey(KEY), store, clock));
   app.onError((e, c) => (e instanceof ApiError ? errorResponse(c, e) : c.json({ error: String(e) }, 500)));
   return app;
 }

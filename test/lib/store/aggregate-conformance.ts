@@ -72,25 +72,43 @@ export function runAggregateConformance(open: (clock: Clock | undefined) => Prom
       expect((await store.readMembers(index, 5_000)).map((m) => m.id)).toEqual(['disp-1']);
     });
 
-    it('keeps the last entries of a log', async () => {
+    it('appends lines to fields, traces no new field in a full hash, and caps each value in UTF-8 bytes', async () => {
       const store = await open(new VirtualClock(0));
-      const k = key('log');
-      await store.appendLog(k, ['a', 'b'], 3, 60_000);
-      await store.appendLog(k, ['c', 'd'], 3, 60_000);
-      await store.appendLog(k, [], 3, 60_000);
-      expect(await store.readLog(k)).toEqual(['b', 'c', 'd']);
-      expect(await store.readLog(key('none'))).toEqual([]);
+      const [k1, k2, k3] = [key('lines'), key('lines-none'), key('lines-small')];
+      const lines = (k: string, maxFields: number, maxBytes: number, l: [string, string][]) =>
+        ({ key: k, ttlMs: 60_000, maxFields, maxBytes, lines: l });
+      await store.appendLines([
+        // Three fields hold two ids (one place stays for the overflow, as for counters).
+        lines(k1, 3, 10, [['a', 'x1'], ['b', 'y1'], ['a', 'x2'], ['c', 'z1'], ['b', ''], ['b', 'two\nlines']]),
+        lines(k2, 1, 10, [['a', 'x']]),
+        lines(k3, 10, 3, [['p', 'long'], ['p', 'ok']]),
+        lines(key('lines-empty'), 10, 10, []),
+      ]);
+      // A full value keeps its first line and its latest: x4 (11 bytes in all) pushes x2 out. Sizes are
+      // UTF-8 bytes: '€€€' (12 bytes with y1, 6 UTF-16 units) does not fit beside the first line, 'é€' does,
+      // and 'ab' pushes it out (11 bytes, 8 UTF-16 units).
+      const more: [string, string][] = [['a', 'x3'], ['a', 'x4'], ['b', '€€€'], ['b', 'é€'], ['c', 'z2']];
+      await store.appendLines([lines(k1, 3, 10, more)]);
+      expect(await store.readLines([k1], 'b')).toEqual([['y1', 'é€']]);
+      await store.appendLines([lines(k1, 3, 10, [['b', 'ab']])]);
+      expect(await store.readLines([k1, k2, k3, key('none')], 'a')).toEqual([['x1', 'x3', 'x4'], [], [], []]);
+      expect(await store.readLines([k1], 'b')).toEqual([['y1', 'ab']]);
+      expect(await store.readLines([k1], 'c')).toEqual([[]]);
+      expect(await store.readLines([k3], 'p')).toEqual([['ok']]);
+      expect(await store.readLines([], 'a')).toEqual([]);
+      await store.appendLines([]);
     });
 
-    it('forgets counters and logs once their TTL has passed (real time)', async () => {
+    it('forgets counters and lines once their TTL has passed (real time)', async () => {
       const store = await open(undefined);
-      const [c, l] = [key('ttl-counts'), key('ttl-log')];
+      const [c, l] = [key('ttl-counts'), key('ttl-lines')];
       await store.addCounts([{ key: c, ttlMs: 60, maxFields: 4, counts: [['a', 1]] }]);
-      await store.appendLog(l, ['x'], 4, 60);
+      await store.appendLines([{ key: l, ttlMs: 60, maxFields: 4, maxBytes: 64, lines: [['f', 'x']] }]);
+      expect(await store.readLines([l], 'f')).toEqual([['x']]);
       expect((await store.readCounts([c]))[0]!.get('a')).toBe(1);
       await sleep(120);
       expect((await store.readCounts([c]))[0]!.size).toBe(0);
-      expect(await store.readLog(l)).toEqual([]);
+      expect(await store.readLines([l], 'f')).toEqual([[]]);
     });
   });
 }

@@ -4,6 +4,7 @@ import { defaultLimits, defaultTiers } from '../../../../lib/policy/defaults.js'
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
 import { createSharedLabels } from '../../../../lib/telemetry/aggregate/labels.js';
+import { AGGREGATE } from '../../../../lib/telemetry/aggregate/layout.js';
 import { createAggregateSink } from '../../../../lib/telemetry/aggregate/sink.js';
 import { readTrace } from '../../../../lib/telemetry/aggregate/trace.js';
 import { createDeploymentView } from '../../../../lib/telemetry/aggregate/view.js';
@@ -56,7 +57,7 @@ describe('deployment aggregate', () => {
     expect(later.instances.map((i) => i.instance)).toEqual(['edge-1']);
   });
 
-  it('keeps a request trace across instances, in time order', async () => {
+  it('keeps a request trace across instances and trace buckets, in time order', async () => {
     const clock = new VirtualClock(0);
     const store = createEmbeddedStore(clock);
     const edge = createAggregateSink({ store, clock, instance: 'edge-1', role: 'edge' });
@@ -65,15 +66,17 @@ describe('deployment aggregate', () => {
     await clock.advance(5);
     const envelope = { id: 'r1', tier: 'batch', tenant: 'a', model: 'm', liteTopic: 'batch-a-m' };
     disp.onDispatch({ type: 'suspended', envelope, ms: 50, cause: 'pace' });
-    await clock.advance(50);
+    await clock.advance(2 * 60_000);
     disp.onDispatch({ type: 'suspended', envelope, ms: 20, cause: 'capacity' });
-    await clock.advance(20);
+    // The request waits minutes: its steps land in the buckets of two minutes.
+    await disp.flush();
+    await clock.advance(2 * 60_000);
     disp.onDispatch({ type: 'started', envelope, queueWaitMs: 75 });
     disp.onDispatch({ type: 'completed', envelope, status: 200, totalMs: 90 });
-    // The dispatcher flushes first: the trace is still in time order.
     await disp.flush();
+    // The edge flushes last: the trace is still in time order.
     await edge.flush();
-    const steps = await readTrace(store, 'r1');
+    const steps = await readTrace(store, 'r1', clock.now());
     expect(steps!.map((s) => [s.step, s.by])).toEqual([
       ['admitted', 'edge-1'],
       ['suspended', 'dispatcher-1'],
@@ -83,10 +86,64 @@ describe('deployment aggregate', () => {
     ]);
     expect(steps![0]).toMatchObject({ windows: [{ scope: 'tenant', remaining: 9 }], liteTopic: 'batch-a-m' });
     expect(steps![2]).toMatchObject({ cause: 'capacity', ms: 20 });
-    expect(await readTrace(store, 'unknown')).toBeUndefined();
-    expect(await readTrace(store, 'x'.repeat(500))).toBeUndefined();
-    await clock.advance(11 * 60_000);
-    expect(await readTrace(store, 'r1')).toBeUndefined();
+    expect(await readTrace(store, 'unknown', clock.now())).toBeUndefined();
+    expect(await readTrace(store, 'x'.repeat(500), clock.now())).toBeUndefined();
+    // Each bucket expires on its own: the older minute goes first.
+    await clock.advance(AGGREGATE.traceTtlMs - 60_000);
+    const left = await readTrace(store, 'r1', clock.now());
+    expect(left!.map((s) => s.step)).toEqual(['admitted', 'started', 'completed']);
+    await clock.advance(2 * 60_000);
+    expect(await readTrace(store, 'r1', clock.now())).toBeUndefined();
+  });
+
+  it('keeps the first and the latest steps of a request that writes more than a field holds', async () => {
+    const clock = new VirtualClock(0);
+    const store = createEmbeddedStore(clock);
+    const edge = createAggregateSink({ store, clock, instance: 'edge-1', role: 'edge' });
+    const disp = createAggregateSink({ store, clock, instance: 'dispatcher-1', role: 'dispatcher' });
+    edge.onAdmission(admission('a', 'r1'));
+    await edge.flush();
+    const envelope = { id: 'r1', tier: 'batch', tenant: 'a', model: 'm', liteTopic: 'batch-a-m' };
+    for (let i = 0; i < 200; i++) {
+      disp.onDispatch({ type: 'suspended', envelope, ms: 100, cause: 'capacity' });
+      await clock.advance(100);
+      if (i % 5 === 4) await disp.flush();
+    }
+    disp.onDispatch({ type: 'started', envelope, queueWaitMs: 20_000 });
+    await disp.flush();
+    disp.onDispatch({ type: 'completed', envelope, status: 200, totalMs: 20_100 });
+    await disp.flush();
+    const steps = (await readTrace(store, 'r1', clock.now()))!.map((s) => s.step);
+    expect(steps.slice(0, 2)).toEqual(['admitted', 'suspended']);
+    expect(steps.slice(-2)).toEqual(['started', 'completed']);
+    expect(steps.length).toBeLessThan(200);
+  });
+
+  it('traces at most traceMaxIds new requests per bucket; those it traces still append', async () => {
+    const clock = new VirtualClock(0);
+    const store = createEmbeddedStore(clock);
+    const edge = createAggregateSink({ store, clock, instance: 'edge-1', role: 'edge' });
+    const disp = createAggregateSink({ store, clock, instance: 'dispatcher-1', role: 'dispatcher' });
+    const traced = AGGREGATE.traceMaxIds - 1;
+    for (let i = 0; i <= traced; i++) edge.onAdmission(admission('a', `r${i}`));
+    await edge.flush();
+    const trace = async (id: string) => (await readTrace(store, id, clock.now()))?.map((s) => s.step);
+    expect(await trace(`r${traced - 1}`)).toEqual(['admitted']);
+    expect(await trace(`r${traced}`)).toBeUndefined();
+    const envelope = (id: string) => ({ id, tier: 'batch', tenant: 'a', model: 'm', liteTopic: 'batch-a-m' });
+    disp.onDispatch({ type: 'completed', envelope: envelope('r0'), status: 200, totalMs: 9 });
+    edge.onAdmission(admission('a', 'late'));
+    // A step bigger than a field may hold is not kept.
+    edge.onAdmission(admission('x'.repeat(AGGREGATE.traceMaxBytes), 'big'));
+    await Promise.all([disp.flush(), edge.flush()]);
+    expect(await trace('r0')).toEqual(['admitted', 'completed']);
+    expect(await trace('late')).toBeUndefined();
+    await clock.advance(AGGREGATE.traceBucketMs);
+    edge.onAdmission(admission('a', 'next-minute'));
+    edge.onAdmission(admission('x'.repeat(AGGREGATE.traceMaxBytes), 'big'));
+    await edge.flush();
+    expect(await trace('next-minute')).toEqual(['admitted']);
+    expect(await trace('big')).toBeUndefined();
   });
 
   it('names the same top tenants in every process', async () => {
