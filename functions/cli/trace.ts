@@ -33,7 +33,7 @@ export function describeStep(s: Step): string {
     case 'suspended':
       return `Suspend ${s.ms} ms (${s.cause === 'capacity' ? 'waiting for a GPU slot' : s.cause})`;
     case 'started':
-      return `upstream call after ${s.queueWaitMs} ms in ${s.liteTopic}`;
+      return `upstream call after ${s.queueWaitMs} ms in ${s.liteTopic}, ${s.slotWaitMs ?? 0} ms of it waiting for a GPU slot`;
     case 'completed':
       return `answered ${s.status} after ${s.totalMs} ms in all`;
     case 'retrying':

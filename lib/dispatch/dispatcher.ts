@@ -248,6 +248,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       }
     }
 
+    const askedAt = clock.now();
     const verdict = await flows.ask({
       flow: { tier: envelope.tier, tenant: envelope.tenant, account: envelope.account },
       model: envelope.model,
@@ -294,7 +295,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       return Consume.success;
     }
 
-    emit({ type: 'started', envelope, queueWaitMs: clock.now() - envelope.enqueuedAt });
+    emit({ type: 'started', envelope, queueWaitMs: clock.now() - envelope.enqueuedAt, slotWaitMs: clock.now() - askedAt });
     const call = {
       baseUrl: pickUpstream(envelope.model, model.upstreams),
       operation: envelope.operation,

@@ -8,7 +8,8 @@ export interface DeadLetterSink {
 /** What the dispatcher did with one delivery; telemetry and the lab listen to these. */
 export type DispatchEvent =
   | { readonly type: 'suspended'; readonly envelope: Envelope; readonly ms: number; readonly cause: 'pace' | 'capacity' | 'paused' }
-  | { readonly type: 'started'; readonly envelope: Envelope; readonly queueWaitMs: number }
+  /** `slotWaitMs`: of the queue wait, the time spent in flow control waiting for a GPU slot. */
+  | { readonly type: 'started'; readonly envelope: Envelope; readonly queueWaitMs: number; readonly slotWaitMs?: number }
   | { readonly type: 'completed'; readonly envelope: Envelope; readonly status: number; readonly totalMs: number }
   | { readonly type: 'retrying'; readonly envelope: Envelope; readonly attempt: number; readonly reason: string }
   | { readonly type: 'failed'; readonly envelope: Envelope; readonly status: number; readonly reason: string }

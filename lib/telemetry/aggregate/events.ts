@@ -28,7 +28,7 @@ export interface FlowEnvelope {
 
 export type FlowDispatch =
   | { readonly type: 'suspended'; readonly envelope: FlowEnvelope; readonly ms: number; readonly cause: string }
-  | { readonly type: 'started'; readonly envelope: FlowEnvelope; readonly queueWaitMs: number }
+  | { readonly type: 'started'; readonly envelope: FlowEnvelope; readonly queueWaitMs: number; readonly slotWaitMs?: number }
   | { readonly type: 'completed'; readonly envelope: FlowEnvelope; readonly status: number; readonly totalMs: number }
   | { readonly type: 'retrying'; readonly envelope: FlowEnvelope; readonly attempt: number; readonly reason: string }
   | { readonly type: 'failed'; readonly envelope: FlowEnvelope; readonly status: number; readonly reason: string }

@@ -107,7 +107,7 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
         trace(env.id, 'suspended', { liteTopic: env.liteTopic, cause: e.cause, ms: e.ms });
         break;
       case 'started':
-        trace(env.id, 'started', { liteTopic: env.liteTopic, queueWaitMs: e.queueWaitMs });
+        trace(env.id, 'started', { liteTopic: env.liteTopic, queueWaitMs: e.queueWaitMs, slotWaitMs: e.slotWaitMs ?? 0 });
         break;
       case 'completed':
         history(env.tier, 'completed');

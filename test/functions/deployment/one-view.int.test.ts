@@ -75,7 +75,7 @@ describe('one view of the whole deployment', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-one-view-'));
-    const gpu = createGpuSim({ models: ['m'], slots: 2, clock: systemClock, baseTokenMs: 40, prefillMsPerKToken: 1, minOutputTokens: 6, maxOutputTokens: 8 });
+    const gpu = createGpuSim({ models: ['m'], slots: 2, clock: systemClock, baseTokenMs: 100, prefillMsPerKToken: 1, minOutputTokens: 6, maxOutputTokens: 8 });
     const gpuUrl = await new Promise<string>((resolve) => {
       gpuServer = serve({ fetch: gpu.app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}/v1`));
     });
@@ -89,7 +89,7 @@ describe('one view of the whole deployment', () => {
         models: { m: { slots: 2, upstreams: [gpuUrl], defaultMaxTokens: 8 } },
         tenants: { bursty: {}, quiet: {} },
         accounts: {
-          'bursty-app': { tenant: 'bursty', tier: 'batch', keyHashes: [hashApiKey(BURSTY)], limits: { rpm: 1000, rate: 20, burst: 5 } },
+          'bursty-app': { tenant: 'bursty', tier: 'batch', keyHashes: [hashApiKey(BURSTY)], limits: { rpm: 1000, rate: 4, burst: 5 } },
           'quiet-app': { tenant: 'quiet', tier: 'batch', keyHashes: [hashApiKey(QUIET)] },
         },
       }),
@@ -137,16 +137,20 @@ describe('one view of the whole deployment', () => {
     // The batch reservoir may refuse the tail of the burst; most of it waits.
     expect(ids.length).toBeGreaterThan(40);
 
-    // The trace of a delayed request: the burst outruns the pace and the two slots.
+    // The trace of a delayed request: the burst outruns its pace (Suspends), and the pace outruns the two slots (slot wait).
     const traceOf = async (id: string) => {
       const r = await fetch(`${edgeB.url}/admin/v1/requests/${id}/trace`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-      return r.status === 200 ? ((await r.json()) as { steps: { step: string; cause?: string; queueWaitMs?: number; status?: number; by: string }[] }).steps : [];
+      type Step = { step: string; cause?: string; queueWaitMs?: number; slotWaitMs?: number; status?: number; by: string };
+      return r.status === 200 ? ((await r.json()) as { steps: Step[] }).steps : [];
     };
     const last = ids[ids.length - 1]!;
     await expect.poll(async () => (await traceOf(last)).map((s) => s.step).at(-1), { timeout: 60_000, interval: 500 }).toBe('completed');
     const traces = await Promise.all(ids.map(traceOf));
-    const delayed = traces.find((t) => t.some((s) => s.step === 'suspended' && s.cause === 'capacity'));
-    expect(delayed, 'a request that waited for a GPU slot').toBeDefined();
+    // Paced by Suspends, then held un-acked in flow control until a slot came free.
+    const delayed = traces.find(
+      (t) => t.some((s) => s.step === 'suspended') && t.some((s) => s.step === 'started' && (s.slotWaitMs ?? 0) > 0),
+    );
+    expect(delayed, 'a request that was suspended and waited for a GPU slot').toBeDefined();
     console.log(`[one-view] trace of a delayed request: ${JSON.stringify(delayed)}`);
     expect(delayed![0]!.step).toBe('admitted');
     const started = delayed!.find((s) => s.step === 'started')!;
@@ -160,7 +164,8 @@ describe('one view of the whole deployment', () => {
     const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), now: () => Date.now(), env: {} };
     expect(await runCli(['trace', delayedId, '--url', edgeA.url!, '--admin-key', ADMIN_KEY], io)).toBe(0);
     console.log(`[one-view] sluice trace ${delayedId}\n${lines.join('\n')}`);
-    expect(lines.join('\n')).toMatch(/suspended .*waiting for a GPU slot/);
+    expect(lines.join('\n')).toMatch(/suspended .*Suspend \d+ ms/);
+    expect(lines.join('\n')).toMatch(/started .*[1-9]\d* ms of it waiting for a GPU slot/);
     expect(lines.join('\n')).toMatch(/completed .*answered 200/);
 
     // Pause through edge B's admin API: both edges refuse the tenant within the refresh.
