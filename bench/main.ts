@@ -74,7 +74,8 @@ ${Object.values(SCENARIOS)
   .join('\n')}
 ${Object.entries(SERVICE_BENCHES)
   .map(([name, b]) => `  ${name.padEnd(12)} ${b.description}`)
-  .join('\n')}`;
+  .join('\n')}
+  report       every scenario above on the embedded engine, full size, seed 1, into docs/results.md and docs/charts/`;
 
 export function parseArgs(argv: readonly string[]): CliOptions {
   const positional: string[] = [];
@@ -166,6 +167,10 @@ export async function runScenario(options: CliOptions, log: (line: string) => vo
 }
 
 async function main(): Promise<number> {
+  if (process.argv[2] === 'report') {
+    const { reportCli } = await import('./report.js');
+    return reportCli(process.argv.slice(3));
+  }
   const service = SERVICE_BENCHES[process.argv[2] ?? ''];
   if (service) {
     // The script reads its own flags from argv and exits when done.
