@@ -1,6 +1,6 @@
 /**
- * The baselines' limiter: the same fixed windows Sluice's admission checks (requests
- * and tokens per minute, per account x model, tenant x model and tenant, booked
+ * The baselines' limiter: an operator's pause, and the same fixed windows Sluice's
+ * admission checks (requests and tokens per minute, per account x model, tenant x model and tenant, booked
  * bursts included, a degrade tier's account windows at its hard cap), answered the
  * conventional way: 429 with Retry-After above any of them, nothing queued, nothing
  * slowed. Tokens are charged at the estimate the edge makes and never reconciled
@@ -23,6 +23,10 @@ export function createHardLimiter(policy: Policy): HardLimiter {
     check(id, model, body, now) {
       if (!Object.hasOwn(policy.accounts, id)) return { ok: false, reason: 'limit:unknown-account', retryAfterSec: 60 };
       const account = { id, account: policy.accounts[id]! };
+      // An operator's pause stops both systems alike.
+      const tenant = account.account.tenant;
+      if (Object.hasOwn(policy.tenants, tenant) && policy.tenants[tenant]!.paused) return { ok: false, reason: 'limit:tenant-paused', retryAfterSec: 60 };
+      if (account.account.paused) return { ok: false, reason: 'limit:account-paused', retryAfterSec: 60 };
       const defaultMaxTokens = Object.hasOwn(policy.models, model) ? policy.models[model]!.defaultMaxTokens : 256;
       const tokenEstimate = estimateTokens('chat.completions', body, defaultMaxTokens);
       const specs = windowLimits(policy, { account, model, tokenEstimate, now });
