@@ -71,7 +71,8 @@ export async function runBaseline(world: World, name: BaselineName, options: Run
     rec.admittedAt = clock.now();
     if (name === 'priority') body.priority = priorityOf(rec.tier);
     return withClientTimeout(clock, world.clientTimeoutMs ?? CLIENT_TIMEOUT_MS, async (signal) => {
-      const res = await gpu.app.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+      const headers = { 'content-type': 'application/json' };
+      const res = await gpu.app.request(path, { method: 'POST', headers, body: JSON.stringify(body), signal });
       await res.text();
       const queuedMs = res.headers.get('x-sim-queue-ms');
       if (queuedMs !== null) {
@@ -80,7 +81,8 @@ export async function runBaseline(world: World, name: BaselineName, options: Run
       }
       const retry = Number(res.headers.get('retry-after'));
       if (isOk(res.status)) return { status: res.status };
-      return { status: res.status, reason: `gpu:${res.status}`, ...(res.headers.has('retry-after') && Number.isFinite(retry) ? { retryAfterSec: retry } : {}) };
+      const retryAfter = res.headers.has('retry-after') && Number.isFinite(retry) ? { retryAfterSec: retry } : {};
+      return { status: res.status, reason: `gpu:${res.status}`, ...retryAfter };
     });
   };
 

@@ -54,7 +54,9 @@ export interface Comparison {
 }
 
 /** A comparison with the raw runs (every attempt), for figures a scenario computes itself. */
-export type RunComparison = Comparison & { readonly runs: { readonly sluice: SystemRun; readonly baselines: Readonly<Record<BaselineName, SystemRun>> } };
+export type RunComparison = Comparison & {
+  readonly runs: { readonly sluice: SystemRun; readonly baselines: Readonly<Record<BaselineName, SystemRun>> };
+};
 
 export interface CompareOptions {
   readonly engine?: LabEngine;
@@ -106,7 +108,13 @@ export function tierMaxWait(policy: Policy): (tier: string) => number {
 }
 
 /** The figures of one run; `endMs` is where its series stop (the same for every system of a comparison). */
-export function systemReport(run: SystemRun, tiers: readonly string[], endMs: number, slots: number, maxWaitMs: (tier: string) => number): SystemReport {
+export function systemReport(
+  run: SystemRun,
+  tiers: readonly string[],
+  endMs: number,
+  slots: number,
+  maxWaitMs: (tier: string) => number,
+): SystemReport {
   const total = run.recorder.total();
   const felt = feltFigures(run.recorder.attempts, tiers, maxWaitMs);
   return {

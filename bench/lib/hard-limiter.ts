@@ -25,7 +25,8 @@ export function createHardLimiter(policy: Policy): HardLimiter {
       const account = { id, account: policy.accounts[id]! };
       // An operator's pause stops both systems alike.
       const tenant = account.account.tenant;
-      if (Object.hasOwn(policy.tenants, tenant) && policy.tenants[tenant]!.paused) return { ok: false, reason: 'limit:tenant-paused', retryAfterSec: 60 };
+      const paused = Object.hasOwn(policy.tenants, tenant) && policy.tenants[tenant]!.paused;
+      if (paused) return { ok: false, reason: 'limit:tenant-paused', retryAfterSec: 60 };
       if (account.account.paused) return { ok: false, reason: 'limit:account-paused', retryAfterSec: 60 };
       const defaultMaxTokens = Object.hasOwn(policy.models, model) ? policy.models[model]!.defaultMaxTokens : 256;
       const tokenEstimate = estimateTokens('chat.completions', body, defaultMaxTokens);

@@ -30,7 +30,8 @@ export function versusBest(sluice: number, baselines: Readonly<Record<BaselineNa
 
 /** A figure of each system's report, against the best baseline. */
 export function compareFigure(c: Comparison, figure: (r: SystemReport) => number, better: Better): Versus {
-  return versusBest(figure(c.sluice), { shallow: figure(c.baselines.shallow), fcfs: figure(c.baselines.fcfs), priority: figure(c.baselines.priority) }, better);
+  const { shallow, fcfs, priority } = c.baselines;
+  return versusBest(figure(c.sluice), { shallow: figure(shallow), fcfs: figure(fcfs), priority: figure(priority) }, better);
 }
 
 /**

@@ -134,7 +134,8 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
   const admit = async (c: Context, model: string, priority: number | null | undefined): Promise<Admitted | Response> => {
     if (!models.has(model)) return c.json(unknownModel(model), 404);
     if (priority && config.queuePolicy !== 'priority') {
-      return c.json(errorBody(`Got priority ${priority} but priority scheduling is not enabled.`, 'invalid_request_error', 'priority_not_enabled', 'priority'), 400);
+      const message = `Got priority ${priority} but priority scheduling is not enabled.`;
+      return c.json(errorBody(message, 'invalid_request_error', 'priority_not_enabled', 'priority'), 400);
     }
     const fault = faults.draw();
     if (fault) return faultResponse(c, fault);
