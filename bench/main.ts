@@ -117,13 +117,13 @@ export function parseArgs(argv: readonly string[]): CliOptions {
 export function reportJson(o: ScenarioOutput, engine: CliOptions['engine'] = 'embedded'): string {
   const { comparison, ...rest } = o;
   const body = comparison
-    ? { ...rest, comparison: { world: comparison.world, engine: comparison.engine, baseline: comparison.baseline, sluice: comparison.sluice } }
+    ? { ...rest, comparison: { world: comparison.world, engine: comparison.engine, baselines: comparison.baselines, sluice: comparison.sluice } }
     : rest;
   return JSON.stringify({ engine, ...body }, null, 2) + '\n';
 }
 
 export function charts(o: ScenarioOutput): Record<string, string> {
-  if (o.comparison) return { [`${o.scenario}.svg`]: comparisonSvg(o.comparison, `${o.scenario} (seed ${o.seed}, ${o.size}): baseline hard limiter vs Sluice`) };
+  if (o.comparison) return { [`${o.scenario}.svg`]: comparisonSvg(o.comparison, `${o.scenario} (seed ${o.seed}, ${o.size}): hard limiter + priority engine queue vs Sluice`) };
   if (o.scenario === 'isolation') {
     const runs = (o.details as { runs: { mode: string; throttled: number; healthyPerSec: number }[] }).runs;
     const color = { unthrottled: '#6b7280', suspend: '#16a34a', sleep: '#dc2626' } as Record<string, string>;
