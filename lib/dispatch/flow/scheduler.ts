@@ -25,9 +25,9 @@ import type { Policy } from '../../policy/schema.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
-import { borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
+import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
 import { ServiceTime } from './service-time.js';
-import { tierOrder } from './tier-order.js';
+import { PRESSED_SHARE_OF_WAIT, tierOrder } from './tier-order.js';
 
 export interface FlowControlOptions {
   /** Requests waiting for a slot in this dispatcher at most. */
@@ -224,12 +224,22 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       return false;
     }
     const gate = modelGate(policy, m.model, model.slots);
-    for (const tier of tierOrder(waitingTiers, gate.weights, m.inUse)) {
+    const at = clock.now();
+    const pressed = (tier: string) => {
+      const maxWait = gate.maxWaitMs.get(tier);
+      if (maxWait === undefined) return true;
+      let earliest = Infinity;
+      for (const w of m.tiers.get(tier)!.waiters()) earliest = Math.min(earliest, w.deadline);
+      return earliest - at <= PRESSED_SHARE_OF_WAIT * maxWait;
+    };
+    for (const { tier, yields } of tierOrder(waitingTiers, gate.weights, m.inUse, pressed)) {
       const q = m.tiers.get(tier)!;
       const w = q.peek();
       if (!w) continue;
       const now = clock.now();
-      const spec = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), (lender) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs, m.inUse);
+      const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;
+      const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse);
+      const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
       const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1 });
       m.inUse = decision.inUse;
