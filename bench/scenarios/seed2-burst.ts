@@ -152,6 +152,8 @@ export const seed2Burst: Scenario = {
         peakAdmittedPerSec: peakAdmittedPerSec(run.recorder.attempts),
         gpuUtilizationDuringBurst: burstUtilization(r, p.burstStartMs, p.burstStartMs + p.burstMs),
         gpuRefused: r.gpu.refused429 + r.gpu.refused503,
+        // The engine's deliveries (each Suspend is one more); the baseline has no queue, so its attempts.
+        deliveriesPerCompleted: r.total.ok ? round((run.queue?.delivered ?? r.total.sent) / r.total.ok, 3) : 0,
       };
     };
     const b = figures(c.baseline, c.runs.baseline);
@@ -173,12 +175,14 @@ export const seed2Burst: Scenario = {
       baselineGpuRefused: b.gpuRefused,
       sluiceGpuRefused: s.gpuRefused,
       sluiceBatchDoneAtMs: s.batchDoneAtMs,
+      sluiceDeliveriesPerCompleted: s.deliveriesPerCompleted,
       bookedRealtimeSuccess: k.realtimeSuccess,
       bookedRealtimeWaitP99Ms: k.realtimeWaitP99Ms,
       bookedBatchAbsorbed: k.batchAbsorbed,
       bookedGpuUtilizationDuringBurst: k.gpuUtilizationDuringBurst,
       bookedGpuRefused: k.gpuRefused,
       bookedBatchDoneAtMs: k.batchDoneAtMs,
+      bookedDeliveriesPerCompleted: k.deliveriesPerCompleted,
     };
     const seedTable: Table = {
       title: "the second seed's figures",
@@ -194,6 +198,7 @@ export const seed2Burst: Scenario = {
         ['peak admitted req/s', b.peakAdmittedPerSec, s.peakAdmittedPerSec, k.peakAdmittedPerSec, '~3.5k QPS (their gateway, real scale)'],
         ['GPU utilization during burst', pct(b.gpuUtilizationDuringBurst), pct(s.gpuUtilizationDuringBurst), pct(k.gpuUtilizationDuringBurst), ''],
         ['GPU refused (429/503)', b.gpuRefused, s.gpuRefused, k.gpuRefused, 'no collapse'],
+        ['deliveries (baseline: attempts) per completed request', b.deliveriesPerCompleted, s.deliveriesPerCompleted, k.deliveriesPerCompleted, ''],
       ],
     };
     return {

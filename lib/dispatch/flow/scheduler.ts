@@ -26,6 +26,7 @@ import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
 import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
+import { createPaceHold } from './pace-hold.js';
 import { ServiceTime } from './service-time.js';
 import { PRESSED_SHARE_OF_WAIT, tierOrder } from './tier-order.js';
 
@@ -41,7 +42,15 @@ export interface FlowControlOptions {
   readonly minSuspendMs: number;
   /** A tier that asked for a slot within this long keeps its headroom (gate-spec.ts). */
   readonly activeWithinMs?: number;
+  /** Pace waits up to this long are held here rather than Suspended, while there is room (pace-hold.ts). */
+  readonly maxPaceHoldMs?: number;
 }
+
+/**
+ * Pace waits held by default. Short enough that a held message keeps its worker no
+ * longer than a Suspend's redelivery round trip through a broker would take anyway.
+ */
+export const DEFAULT_MAX_PACE_HOLD_MS = 1_000;
 
 export interface FlowControlDeps {
   readonly clock: Clock;
@@ -77,6 +86,8 @@ export interface FlowControl {
   ask(ask: SlotAsk): Promise<Verdict>;
   /** Requests waiting here now. */
   waiting(): number;
+  /** Holds a message whose pace booked it `ms` ahead, if there is room (pace-hold.ts); undefined: Suspend it. */
+  holdForPace(ms: number): Promise<void> | undefined;
 }
 
 interface Entry {
@@ -110,6 +121,14 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   /** Per model and tier: when a request of it last asked here. A lender asked lately is active. */
   const lastAsked = new Map<string, number>();
   const activeWithinMs = deps.options.activeWithinMs ?? 30_000;
+  // Half the layer's places at most, and never past its bound together with the requests waiting for a slot:
+  // the other half stays for those, so a heavier tier's request still finds a place.
+  const paceHold = createPaceHold({
+    clock,
+    maxHeld: Math.floor(maxWaiting / 2),
+    maxHoldMs: deps.options.maxPaceHoldMs ?? DEFAULT_MAX_PACE_HOLD_MS,
+    room: (held) => held + total < maxWaiting,
+  });
 
   function flowsOf(model: string): ModelFlows {
     let m = models.get(model);
@@ -262,6 +281,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
 
   return {
     waiting: () => total,
+    holdForPace: (ms) => paceHold.hold(ms),
     ask(ask) {
       const now = clock.now();
       if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });
