@@ -13,7 +13,8 @@
  * keeps a waiting tier's reclaim mark alive and covers leases that expire
  * instead of being released (a crashed dispatcher).
  *
- * Bounded: at most `maxWaiting` wait here. Past it a newcomer that outranks the
+ * Bounded: at most `maxWaiting` wait here, short pace waits held here instead of
+ * a Suspend (pace-hold.ts, at most half of them) included. Past it a newcomer that outranks the
  * worst waiter (heavier tier, or same tier and earlier deadline) takes its place
  * and the worst goes back to its LiteTopic with a Suspend; otherwise the
  * newcomer does. A request is held at most `holdMaxMs` (the broker's invisible
@@ -293,7 +294,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (gate) {
         const ahead = workAheadMs(m, gate, ask.flow.tier, ask.deadline);
         if (ahead !== undefined && now + ahead > ask.deadline) return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });
-        if (total >= maxWaiting) {
+        if (total + paceHold.held() >= maxWaiting) {
           const worst = worstWaiter(m, gate);
           const weight = weightOf(gate, ask.flow.tier);
           const outranks = worst && (weight > worst.weight || (weight === worst.weight && ask.deadline < worst.w.deadline));
