@@ -156,6 +156,8 @@ export const seed2Burst: Scenario = {
         peakAdmittedPerSec: peakAdmittedPerSec(run.recorder.attempts),
         gpuUtilizationDuringBurst: burstUtilization(r, p.burstStartMs, p.burstStartMs + p.burstMs),
         gpuRefused: r.gpu.refused429 + r.gpu.refused503,
+        // The engine's deliveries (each Suspend is one more); the baseline has no queue, so its attempts.
+        deliveriesPerCompleted: r.total.ok ? round((run.queue?.delivered ?? r.total.sent) / r.total.ok, 3) : 0,
       };
     };
     type Figures = ReturnType<typeof figures>;
@@ -176,6 +178,7 @@ export const seed2Burst: Scenario = {
       ['PeakAdmittedPerSec', 'peak admitted req/s', 'peakAdmittedPerSec', 'higher', String, '~3.5k QPS (their gateway, real scale)'],
       ['GpuUtilizationDuringBurst', 'GPU utilization during burst', 'gpuUtilizationDuringBurst', 'higher', pct, ''],
       ['GpuRefused', 'GPU refused (429/503)', 'gpuRefused', 'lower', String, 'no collapse'],
+      ['DeliveriesPerCompleted', 'deliveries (baselines: attempts) per completed request', 'deliveriesPerCompleted', 'lower', String, ''],
     ];
     const versus = (key: keyof Figures, better: Better) => versusBest(s[key], { shallow: figs.shallow[key], fcfs: figs.fcfs[key], priority: figs.priority[key] }, better);
     const headline = {
@@ -188,6 +191,7 @@ export const seed2Burst: Scenario = {
       bookedGpuUtilizationDuringBurst: k.gpuUtilizationDuringBurst,
       bookedGpuRefused: k.gpuRefused,
       bookedBatchDoneAtMs: k.batchDoneAtMs,
+      bookedDeliveriesPerCompleted: k.deliveriesPerCompleted,
       ...feltHeadline(c),
     };
     const seedTable: Table = {

@@ -238,6 +238,12 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       for (;;) {
         const { waitMs, reserved } = await store.paceReserving(pace);
         if (waitMs === 0) break;
+        // A booked release a little ahead is held here when there is room: no redelivery for it.
+        const held = reserved && waitMs >= minSuspendMs ? flows.holdForPace(waitMs) : undefined;
+        if (held) {
+          await held;
+          break;
+        }
         if (waitMs >= minSuspendMs) {
           if (reserved) releases.hold(message.messageId, clock.now() + waitMs);
           emit({ type: 'suspended', envelope, ms: waitMs, cause: 'pace' });

@@ -20,5 +20,20 @@ describe('mixed-overload (small: 8 GPU slots, three overlapping bursts, one tena
     expect(h.sluiceGpuUtilization).toBeGreaterThan(h.shallowGpuUtilization!);
     expect(h.sluiceDeliveriesPerCompleted).toBeLessThanOrEqual(1.5);
     expect(h.sluiceGpuRefused).toBe(0);
+    expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(h.sluiceBatchSuccess!);
+    expect(h.sluiceBatchSuccess).toBeGreaterThanOrEqual(h.sluiceOfflineSuccess!);
+  });
+
+  it('full size, seed 1: under overload success is ordered realtime >= batch >= offline', { timeout: 180_000 }, async () => {
+    // Here batch once expired at its 5 min while offline, allowed an hour, kept its reserved slots and ended at 100 %.
+    const out = await mixedOverload.run({ seed: 1, size: 'full', flags: {}, log: () => {} });
+    const h = out.headline as Record<string, number>;
+    console.log(`mixed-overload full: ${JSON.stringify(h)}`);
+    expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(h.sluiceBatchSuccess!);
+    expect(h.sluiceBatchSuccess).toBeGreaterThanOrEqual(h.sluiceOfflineSuccess!);
+    for (const tier of ['Realtime', 'Batch', 'Offline']) {
+      expect(h[`sluice${tier}Jain`]).toBeGreaterThanOrEqual(0.9);
+      expect(h[`sluice${tier}WorstAccountRatio`]).toBeGreaterThanOrEqual(0.9);
+    }
   });
 });

@@ -12,6 +12,9 @@ function expectSeedFigures(h: ScenarioOutput['headline']) {
   expect(h.bookedRealtimeSuccess as number).toBeGreaterThanOrEqual(0.995);
   expect(h.bookedBatchAbsorbed as number).toBeGreaterThanOrEqual(0.95);
   expect(h.bookedGpuRefused).toBe(0);
+  // Short pace waits are held in the dispatcher, not Suspended: few redeliveries.
+  expect(h.sluiceDeliveriesPerCompleted as number).toBeLessThanOrEqual(1.5);
+  expect(h.bookedDeliveriesPerCompleted as number).toBeLessThanOrEqual(1.5);
   // Today's baseline (shallow GPU queue) is worse on both counts: the burst goes straight to the GPU.
   expect(h.shallowRealtimeSuccess as number).toBeLessThan(h.sluiceRealtimeSuccess as number);
   expect(h.shallowBatchAbsorbed as number).toBeLessThan(h.sluiceBatchAbsorbed as number);

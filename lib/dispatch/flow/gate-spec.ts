@@ -20,6 +20,8 @@ export interface ModelGate {
   readonly weights: ReadonlyMap<string, TierWeight>;
   /** Per tier: calls expected to hold their slot longer than this do not get its headroom. */
   readonly shortCallMs: ReadonlyMap<string, number>;
+  /** Per tier: the policy's maximum queue wait. */
+  readonly maxWaitMs: ReadonlyMap<string, number>;
 }
 
 const cache = new WeakMap<Policy, Map<string, ModelGate>>();
@@ -38,7 +40,8 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
   const open = gateFromShares(slots, Object.fromEntries(tiers.map(([name, t]) => [name, { share: t.share, lendable: 1 }])));
   const weights = new Map(tiers.map(([name, t]) => [name, { reserved: open.tiers[name]!.reserved, weight: t.weight }]));
   const shortCallMs = new Map(tiers.map(([name, t]) => [name, SHORT_CALL_SHARE_OF_WAIT * t.maxQueueWaitMs]));
-  gate = { open, weights, shortCallMs };
+  const maxWaitMs = new Map(tiers.map(([name, t]) => [name, t.maxQueueWaitMs]));
+  gate = { open, weights, shortCallMs, maxWaitMs };
   byModel.set(model, gate);
   return gate;
 }
@@ -66,4 +69,10 @@ export function borrowSpec(
     changed ||= keep;
   }
   return changed ? { capacity: gate.open.capacity, tiers } : gate.open;
+}
+
+/** `spec` with `tier`'s reservation set aside: what it may take as a pure borrower (tier-order.ts, yielding). */
+export function asBorrower(spec: GateSpec, tier: string): GateSpec {
+  if (!Object.hasOwn(spec.tiers, tier)) return spec;
+  return { capacity: spec.capacity, tiers: { ...spec.tiers, [tier]: { reserved: 0, lendable: 0 } } };
 }

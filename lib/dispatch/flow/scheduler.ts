@@ -13,7 +13,8 @@
  * keeps a waiting tier's reclaim mark alive and covers leases that expire
  * instead of being released (a crashed dispatcher).
  *
- * Bounded: at most `maxWaiting` wait here. Past it a newcomer that outranks the
+ * Bounded: at most `maxWaiting` wait here, short pace waits held here instead of
+ * a Suspend (pace-hold.ts, at most half of them) included. Past it a newcomer that outranks the
  * worst waiter (heavier tier, or same tier and earlier deadline) takes its place
  * and the worst goes back to its LiteTopic with a Suspend; otherwise the
  * newcomer does. A request is held at most `holdMaxMs` (the broker's invisible
@@ -25,9 +26,10 @@ import type { Policy } from '../../policy/schema.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
-import { borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
+import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
+import { createPaceHold } from './pace-hold.js';
 import { ServiceTime } from './service-time.js';
-import { tierOrder } from './tier-order.js';
+import { PRESSED_SHARE_OF_WAIT, tierOrder } from './tier-order.js';
 
 export interface FlowControlOptions {
   /** Requests waiting for a slot in this dispatcher at most. */
@@ -41,7 +43,15 @@ export interface FlowControlOptions {
   readonly minSuspendMs: number;
   /** A tier that asked for a slot within this long keeps its headroom (gate-spec.ts). */
   readonly activeWithinMs?: number;
+  /** Pace waits up to this long are held here rather than Suspended, while there is room (pace-hold.ts). */
+  readonly maxPaceHoldMs?: number;
 }
+
+/**
+ * Pace waits held by default. Short enough that a held message keeps its worker no
+ * longer than a Suspend's redelivery round trip through a broker would take anyway.
+ */
+export const DEFAULT_MAX_PACE_HOLD_MS = 1_000;
 
 export interface FlowControlDeps {
   readonly clock: Clock;
@@ -77,6 +87,8 @@ export interface FlowControl {
   ask(ask: SlotAsk): Promise<Verdict>;
   /** Requests waiting here now. */
   waiting(): number;
+  /** Holds a message whose pace booked it `ms` ahead, if there is room (pace-hold.ts); undefined: Suspend it. */
+  holdForPace(ms: number): Promise<void> | undefined;
 }
 
 interface Entry {
@@ -110,6 +122,14 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   /** Per model and tier: when a request of it last asked here. A lender asked lately is active. */
   const lastAsked = new Map<string, number>();
   const activeWithinMs = deps.options.activeWithinMs ?? 30_000;
+  // Half the layer's places at most, and never past its bound together with the requests waiting for a slot:
+  // the other half stays for those, so a heavier tier's request still finds a place.
+  const paceHold = createPaceHold({
+    clock,
+    maxHeld: Math.floor(maxWaiting / 2),
+    maxHoldMs: deps.options.maxPaceHoldMs ?? DEFAULT_MAX_PACE_HOLD_MS,
+    room: (held) => held + total < maxWaiting,
+  });
 
   function flowsOf(model: string): ModelFlows {
     let m = models.get(model);
@@ -224,12 +244,22 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       return false;
     }
     const gate = modelGate(policy, m.model, model.slots);
-    for (const tier of tierOrder(waitingTiers, gate.weights, m.inUse)) {
+    const at = clock.now();
+    const pressed = (tier: string) => {
+      const maxWait = gate.maxWaitMs.get(tier);
+      if (maxWait === undefined) return true;
+      let earliest = Infinity;
+      for (const w of m.tiers.get(tier)!.waiters()) earliest = Math.min(earliest, w.deadline);
+      return earliest - at <= PRESSED_SHARE_OF_WAIT * maxWait;
+    };
+    for (const { tier, yields } of tierOrder(waitingTiers, gate.weights, m.inUse, pressed)) {
       const q = m.tiers.get(tier)!;
       const w = q.peek();
       if (!w) continue;
       const now = clock.now();
-      const spec = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), (lender) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs, m.inUse);
+      const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;
+      const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse);
+      const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
       const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1 });
       m.inUse = decision.inUse;
@@ -252,6 +282,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
 
   return {
     waiting: () => total,
+    holdForPace: (ms) => paceHold.hold(ms),
     ask(ask) {
       const now = clock.now();
       if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });
@@ -263,7 +294,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (gate) {
         const ahead = workAheadMs(m, gate, ask.flow.tier, ask.deadline);
         if (ahead !== undefined && now + ahead > ask.deadline) return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });
-        if (total >= maxWaiting) {
+        if (total + paceHold.held() >= maxWaiting) {
           const worst = worstWaiter(m, gate);
           const weight = weightOf(gate, ask.flow.tier);
           const outranks = worst && (weight > worst.weight || (weight === worst.weight && ask.deadline < worst.w.deadline));

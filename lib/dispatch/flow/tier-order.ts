@@ -4,6 +4,18 @@
  * proportion to their weights: the tier holding the fewest slots beyond its
  * reservation per unit of weight goes next, so capacity nobody reserved, or that
  * an idle tier lends, is split by weight among the tiers that want it.
+ *
+ * Slack: a tier whose waiting work is not pressed (none of it has used up its
+ * slack, see `pressed`) yields to every heavier tier that waits, its reservation
+ * included, and asks only after them. Its requests can still start in time
+ * later, while the heavier tier's, due sooner, would expire: so under overload
+ * success follows the tiers' order instead of their maximum waits (a light tier
+ * that may wait an hour no longer keeps slots from a heavier one that may wait
+ * minutes). Once its oldest work is pressed, its reservation and weight count
+ * again, so it never starves. A yielding tier asks as a borrower (its own
+ * reservation set aside, gate-spec.ts `asBorrower`): a slot the heavier tiers
+ * cannot take because nobody may lend it to them (an active lender's headroom)
+ * stays with its lender; any other slot they leave still goes to it.
  */
 
 export interface TierWeight {
@@ -11,23 +23,43 @@ export interface TierWeight {
   readonly weight: number;
 }
 
+export interface TierTurn {
+  readonly tier: string;
+  /** It yields to a heavier waiting tier: it asks last, as a borrower. */
+  readonly yields: boolean;
+}
+
 export function tierOrder(
   waiting: readonly string[],
   spec: ReadonlyMap<string, TierWeight>,
   inUse: Readonly<Record<string, number>>,
-): string[] {
+  pressed: (tier: string) => boolean = () => true,
+): TierTurn[] {
+  const weightOf = (tier: string) => spec.get(tier)?.weight ?? 1;
+  const heaviest = Math.max(-Infinity, ...waiting.map(weightOf));
   const key = (tier: string) => {
     const s = spec.get(tier);
     const used = Object.hasOwn(inUse, tier) ? inUse[tier]! : 0;
-    const weight = s?.weight ?? 1;
+    const weight = weightOf(tier);
     const reserved = s?.reserved ?? 0;
-    return { below: used < reserved, borrowed: (used - reserved + 1) / weight, weight };
+    const yields = weight < heaviest && !pressed(tier);
+    return { yields, below: used < reserved, borrowed: (used - reserved + 1) / weight, weight };
   };
   const keyed = waiting.map((tier) => ({ tier, ...key(tier) }));
   keyed.sort((a, b) => {
+    if (a.yields !== b.yields) return a.yields ? 1 : -1;
+    if (a.yields) return b.weight - a.weight || (a.tier < b.tier ? -1 : 1);
     if (a.below !== b.below) return a.below ? -1 : 1;
     if (a.below) return b.weight - a.weight || (a.tier < b.tier ? -1 : 1);
     return a.borrowed - b.borrowed || b.weight - a.weight || (a.tier < b.tier ? -1 : 1);
   });
-  return keyed.map((k) => k.tier);
+  return keyed.map((k) => ({ tier: k.tier, yields: k.yields }));
 }
+
+/**
+ * Work is pressed once its slack (time left before its deadline) is down to this
+ * part of its tier's maximum wait. A half: work deferred for the first half of
+ * its wait, arriving no faster than its tier's reservation serves it, still
+ * drains within the second half once its reservation counts again.
+ */
+export const PRESSED_SHARE_OF_WAIT = 0.5;

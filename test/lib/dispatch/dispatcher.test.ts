@@ -87,12 +87,31 @@ describe('dispatcher', () => {
     const w = world((p) => {
       p.defaults.accountModel = { ...p.defaults.accountModel, rate: 2, burst: 1 };
     });
-    const first = w.dispatch(message(envelope(w.clock)));
-    const second = await w.dispatch(message(envelope(w.clock)));
+    const dispatch = createDispatcher({ ...w.deps, options: { flow: { maxPaceHoldMs: 0 } } });
+    const first = dispatch(message(envelope(w.clock)));
+    const second = await dispatch(message(envelope(w.clock)));
     expect(second).toEqual({ kind: 'suspend', ms: 500 });
     await w.clock.advance(5_000);
     await first;
     expect(w.events.some((e) => e.type === 'suspended' && e.cause === 'pace')).toBe(true);
+  });
+
+  it('holds a short booked pace wait un-acked instead of a Suspend, while the flow-control layer has room', async () => {
+    const w = world((p) => {
+      p.defaults.accountModel = { ...p.defaults.accountModel, rate: 2, burst: 1 };
+    });
+    const dispatch = createDispatcher({ ...w.deps, options: { flow: { maxWaiting: 2 } } });
+    const running = [dispatch(message(envelope(w.clock))), dispatch(message(envelope(w.clock)))];
+    // One place held for pacing at most (half of 2): the third, booked 1 s ahead, goes back to its LiteTopic.
+    expect(await dispatch(message(envelope(w.clock)))).toEqual({ kind: 'suspend', ms: 1_000 });
+    // The second starts at its booked release, not before.
+    await w.clock.advance(400);
+    expect(w.events.filter((e) => e.type === 'started')).toHaveLength(1);
+    await w.clock.advance(200);
+    expect(w.events.filter((e) => e.type === 'started')).toHaveLength(2);
+    await w.clock.advance(5_000);
+    expect(await Promise.all(running)).toEqual([{ kind: 'success' }, { kind: 'success' }]);
+    expect(w.events.filter((e) => e.type === 'suspended')).toHaveLength(1);
   });
 
   it('slows a degraded envelope by its pace factor', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { borrowSpec, modelGate } from '../../../../lib/dispatch/flow/gate-spec.js';
+import { asBorrower, borrowSpec, modelGate } from '../../../../lib/dispatch/flow/gate-spec.js';
 import { mayTakeSlot } from '../../../../lib/limits/capacity-gate.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { basePolicy } from '../../policy/fixtures.js';
@@ -25,5 +25,21 @@ describe('borrowSpec: lend everything, but never trap an active lender behind lo
     // Offline may wait an hour: a 5 s call is short for it, its idle slot is lent. A 10 min one is not.
     expect(fill(borrowSpec(gate, 'batch', 5_000, () => true, {}), {})).toEqual({ batch: 7 });
     expect(fill(borrowSpec(gate, 'batch', 600_000, () => true, {}), {})).toEqual({ batch: 6 });
+  });
+});
+
+describe('asBorrower: a yielding tier takes nothing on the strength of its own reservation', () => {
+  it('takes its idle reserved slot as a borrower only where the others may lend', () => {
+    // batch holds its 2 and the unreserved one; realtime (reserves 4) is active and 6 s calls are long for it.
+    const used = { realtime: 1, batch: 3 };
+    const headroom = borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', used);
+    expect(mayTakeSlot(headroom, used, 'offline')).toBe(true);
+    // batch has borrowed all realtime lends (2 of its 3 idle slots, one kept back) and offline's idle one: the
+    // free slot is realtime's headroom, and offline, yielding, may not take it on the strength of its reservation.
+    const fuller = { realtime: 1, batch: 6 };
+    expect(mayTakeSlot(borrowSpec(gate, 'batch', 6_000, (t) => t === 'realtime', fuller), fuller, 'batch')).toBe(false);
+    expect(mayTakeSlot(borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', fuller), fuller, 'offline')).toBe(true);
+    expect(mayTakeSlot(asBorrower(borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', fuller), 'offline'), fuller, 'offline')).toBe(false);
+    expect(mayTakeSlot(asBorrower(headroom, 'offline'), used, 'offline')).toBe(true);
   });
 });

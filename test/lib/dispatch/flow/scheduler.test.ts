@@ -84,6 +84,32 @@ describe('flow control', () => {
     expect(batch).toBeLessThanOrEqual(6);
   });
 
+  it('a lighter tier with slack yields its reservation to a heavier tier that waits; pressed, it claims it again', async () => {
+    const run = async (offlineSlackMs: number) => {
+      const { clock, ask } = setup({ slots: 8 });
+      const holders = await Promise.all(Array.from({ length: 8 }, () => ask('realtime')));
+      const started: string[] = [];
+      const track = (tier: string, v: Promise<Verdict>) => void v.then((r) => r.kind === 'granted' && started.push(tier));
+      // Offline asks first; batch (maximum wait 5 min) brings more than the pool holds.
+      for (let i = 0; i < 4; i++) track('offline', ask('offline', 'o', 'o', { deadline: clock.now() + offlineSlackMs }));
+      for (let i = 0; i < 12; i++) track('batch', ask('batch', 'b', 'b', { deadline: clock.now() + 300_000 }));
+      // Offline, refused alone on the full pool before batch came, marked itself reclaiming; the mark lapses.
+      await clock.advance(1_100);
+      expect(started).toEqual([]);
+      for (const h of holders) {
+        // Many tokens for the time held: batch's calls look short, so realtime keeps no headroom from them.
+        await granted(h).release(10_000);
+        await clock.advance(1);
+      }
+      expect(started).toHaveLength(8);
+      return started.filter((t) => t === 'offline').length;
+    };
+    // Offline may wait an hour: nothing of it is pressed, and every freed slot goes to batch.
+    expect(await run(3_600_000)).toBe(0);
+    // Past half its maximum wait offline is pressed: its reservation (1 slot) and its weight count again.
+    expect(await run(1_000_000)).toBeGreaterThanOrEqual(1);
+  });
+
   it('answers at once a request that cannot start before its deadline given the work ahead of it', async () => {
     const { clock, ask } = setup({ slots: 1 });
     // Teach it the model's speed: 100 tokens held the slot 1 s.
