@@ -27,6 +27,7 @@ import type { AdmissionEvent } from '../../functions/edge/deps.js';
 import { createGpuSim, type GpuSimStats } from '../../functions/gpu-sim/app.js';
 import { embeddedEngine, type LabEngine, type Timeline } from './engine.js';
 import { isOk, Recorder, type Attempt } from './recorder.js';
+import { WaitTracker } from './wait-split.js';
 import { retryDelayMs, type TraceEvent } from './trace.js';
 import { apiKey, baselineRpm, GPU_BASE_URL, gpuSimOptions, requestBody, worldPolicy, worldPolicyInput, type World } from './world.js';
 
@@ -229,9 +230,16 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
       resolve(o);
     } else early.set(id, o);
   };
+  const waits = new WaitTracker();
   const onEvent = (event: DispatchEvent) => {
     const key = event.type === 'suspended' ? `suspended:${event.cause}` : event.type;
     dispatch[key] = (dispatch[key] ?? 0) + 1;
+    waits.observe(event, clock.now());
+    if ('envelope' in event) {
+      const rec = byId.get(event.envelope.id);
+      if (rec) rec.wait ??= waits.trace(event.envelope.id);
+      if (['completed', 'failed', 'expired'].includes(event.type)) waits.forget(event.envelope.id);
+    }
     if (event.type === 'started') {
       const rec = byId.get(event.envelope.id);
       if (rec && rec.startedAt === undefined) rec.startedAt = clock.now();

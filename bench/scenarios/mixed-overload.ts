@@ -18,7 +18,7 @@ import { outcomes, tierFairness, type TierFairness } from '../lib/fairness.js';
 import { round } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
 import type { SystemRun } from '../lib/systems.js';
-import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
+import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
 import { burst, diurnal, merge, type TraceEvent } from '../lib/trace.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext, Table } from './types.js';
@@ -188,7 +188,7 @@ export const mixedOverload: Scenario = {
       size: ctx.size,
       params: { ...p, accounts: ACCOUNTS, tiers: 'lib/policy defaults', limits: 'lib/policy defaults', gpu: world.gpu },
       headline,
-      tables: [fairnessTable, accountTable, gpuTable, overviewTable(c), tierTable(c), reasonsTable(c)],
+      tables: [fairnessTable, accountTable, gpuTable, overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
       details: { baseline: bf, sluice: sf, dispatch: c.sluice.dispatch ?? {} },
       comparison: c,
     };

@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import type { PolicyInput } from '../../lib/policy/schema.js';
 import { compare } from '../lib/compare.js';
-import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
+import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
@@ -96,7 +96,7 @@ export const replay: Scenario = {
         baselineLatencyP99Ms: c.baseline.total.latencyMs.p99,
         sluiceLatencyP99Ms: c.sluice.total.latencyMs.p99,
       },
-      tables: [overviewTable(c), tierTable(c), reasonsTable(c)],
+      tables: [overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
       details: {},
       comparison: c,
     };

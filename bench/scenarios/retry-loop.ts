@@ -12,7 +12,7 @@ import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { compare, type RunComparison } from '../lib/compare.js';
 import { isOk, round, type Attempt } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
-import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
+import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
 import { merge, poisson, retryLoop, type TraceEvent } from '../lib/trace.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext, Table } from './types.js';
@@ -182,7 +182,7 @@ export const retryLoopScenario: Scenario = {
       size: ctx.size,
       params: { ...p, tiers: 'lib/policy defaults (offline degrades over quota, hard cap at hardCapFactor x quota)', baselineRpmForLoopingTenant: p.loopAccountRpm, gpu: world.gpu },
       headline,
-      tables: [table, overviewTable(c), tierTable(c), reasonsTable(c)],
+      tables: [table, overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
       details: { baseline: b, sluice: s },
       comparison: c,
     };

@@ -10,7 +10,7 @@
  */
 import { compare } from '../lib/compare.js';
 import { createRng } from '../lib/rng.js';
-import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
+import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
 import { burst, merge, OPENAI_SDK_RETRY, poisson, type RetryBehavior, type TraceEvent } from '../lib/trace.js';
 import { LAB_MODEL, withEngineFlags, type World } from '../lib/world.js';
 import type { SystemReport } from '../lib/compare.js';
@@ -145,7 +145,7 @@ export const seed1Ratio: Scenario = {
       size: ctx.size,
       params: { ...p, clientRetry: p.clientRetry === undefined ? OPENAI_SDK_RETRY : p.clientRetry, tier: 'standard (share 1, maxQueueWaitMs 60 s)', gpu: world.gpu, tokensPerRequest: '32..96 uniform' },
       headline,
-      tables: [ratioTable, overviewTable(c), tierTable(c), reasonsTable(c)],
+      tables: [ratioTable, overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
       details: { noRetry: { baseline: summary(once.baseline), sluice: summary(once.sluice) } },
       comparison: c,
     };

@@ -15,7 +15,7 @@ import { compare, systemReport, type SystemReport } from '../lib/compare.js';
 import { runSluice } from '../lib/systems.js';
 import { isOk, round, type Attempt } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
-import { overviewTable, reasonsTable, tierTable } from '../lib/tables.js';
+import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
 import { burst, merge, poisson, type TraceEvent } from '../lib/trace.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext, Table } from './types.js';
@@ -202,7 +202,7 @@ export const seed2Burst: Scenario = {
       size: ctx.size,
       params: { ...p, tiers: 'lib/policy defaults (realtime/batch/offline, shares 60/25/15 %, batch degrades over quota)', limits: 'lib/policy defaults', gpu: world.gpu },
       headline,
-      tables: [seedTable, overviewTable(c), tierTable(c), reasonsTable(c)],
+      tables: [seedTable, overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
       details: { baseline: b, sluice: s, booked: k, bookedRefusalsByReason: bookedReport.refusalsByReason, bookedDispatch: bookedReport.dispatch },
       comparison: c,
     };
