@@ -11,6 +11,10 @@ import { percentiles, round, type Percentiles } from './recorder.js';
 
 /** What the events said about one request; mutated as they come. */
 export interface WaitTrace {
+  /** The LiteTopic it waits in (known from admission on). */
+  liteTopic?: string;
+  /** Where it is now, and since when: what a stalled run reports (stall.ts). */
+  where?: { readonly state: WaitState; readonly since: number };
   enqueuedAt?: number;
   /** Enqueue to the first delivery. */
   broker?: number;
@@ -25,6 +29,27 @@ export interface WaitTrace {
   /** When and why it last went back to its LiteTopic (lab-side, so right across dispatchers). */
   parked?: { at: number; cause: keyof WaitTrace['away'] };
 }
+
+export type WaitState =
+  | 'in its LiteTopic, not delivered yet'
+  | 'in the dispatcher, being paced'
+  | 'held in flow control for a GPU slot'
+  | 'suspended: pace'
+  | 'suspended: capacity'
+  | 'suspended: paused'
+  | 'failed, redelivery pending'
+  | 'on the GPU'
+  | 'answered';
+
+const STATE_AFTER: Readonly<Partial<Record<DispatchEvent['type'], WaitState>>> = {
+  delivered: 'in the dispatcher, being paced',
+  'awaiting-slot': 'held in flow control for a GPU slot',
+  retrying: 'failed, redelivery pending',
+  started: 'on the GPU',
+  completed: 'answered',
+  failed: 'answered',
+  expired: 'answered',
+};
 
 export const SPLIT_PARTS = ['edge', 'broker', 'suspendPace', 'suspendCapacity', 'suspendPaused', 'suspendOther', 'slot', 'dispatcher', 'upstream', 'reply'] as const;
 export type SplitPart = (typeof SPLIT_PARTS)[number];
@@ -57,10 +82,21 @@ export class WaitTracker {
     this.traces.delete(id);
   }
 
+  /** The edge admitted it into `liteTopic`. */
+  admitted(id: string, liteTopic: string | undefined, now: number): WaitTrace {
+    const t = this.trace(id);
+    if (liteTopic !== undefined) t.liteTopic = liteTopic;
+    t.where = { state: 'in its LiteTopic, not delivered yet', since: now };
+    return t;
+  }
+
   observe(event: DispatchEvent, now: number): void {
     if (!('envelope' in event)) return;
     const t = this.trace(event.envelope.id);
     t.enqueuedAt ??= event.envelope.enqueuedAt;
+    t.liteTopic = event.envelope.liteTopic;
+    const state = event.type === 'suspended' ? (`suspended: ${event.cause}` as const) : STATE_AFTER[event.type];
+    if (state) t.where = { state, since: now };
     switch (event.type) {
       case 'delivered':
         if (t.broker === undefined) t.broker = now - event.envelope.enqueuedAt;
