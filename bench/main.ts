@@ -75,7 +75,8 @@ ${Object.values(SCENARIOS)
   .join('\n')}
 ${Object.entries(SERVICE_BENCHES)
   .map(([name, b]) => `  ${name.padEnd(12)} ${b.description}`)
-  .join('\n')}`;
+  .join('\n')}
+  report       every scenario above on the embedded engine, full size, seed 1, into docs/results.md and docs/charts/`;
 
 export function parseArgs(argv: readonly string[]): CliOptions {
   const positional: string[] = [];
@@ -117,13 +118,13 @@ export function parseArgs(argv: readonly string[]): CliOptions {
 export function reportJson(o: ScenarioOutput, engine: CliOptions['engine'] = 'embedded'): string {
   const { comparison, ...rest } = o;
   const body = comparison
-    ? { ...rest, comparison: { world: comparison.world, engine: comparison.engine, baseline: comparison.baseline, sluice: comparison.sluice } }
+    ? { ...rest, comparison: { world: comparison.world, engine: comparison.engine, baselines: comparison.baselines, sluice: comparison.sluice } }
     : rest;
   return JSON.stringify({ engine, ...body }, null, 2) + '\n';
 }
 
 export function charts(o: ScenarioOutput): Record<string, string> {
-  if (o.comparison) return { [`${o.scenario}.svg`]: comparisonSvg(o.comparison, `${o.scenario} (seed ${o.seed}, ${o.size}): baseline hard limiter vs Sluice`) };
+  if (o.comparison) return { [`${o.scenario}.svg`]: comparisonSvg(o.comparison, `${o.scenario} (seed ${o.seed}, ${o.size}): hard limiter + priority engine queue vs Sluice`) };
   if (o.scenario === 'isolation') {
     const runs = (o.details as { runs: { mode: string; throttled: number; healthyPerSec: number }[] }).runs;
     const color = { unthrottled: '#6b7280', suspend: '#16a34a', sleep: '#dc2626' } as Record<string, string>;
@@ -167,6 +168,10 @@ export async function runScenario(options: CliOptions, log: (line: string) => vo
 }
 
 async function main(): Promise<number> {
+  if (process.argv[2] === 'report') {
+    const { reportCli } = await import('./report.js');
+    return reportCli(process.argv.slice(3));
+  }
   const service = SERVICE_BENCHES[process.argv[2] ?? ''];
   if (service) {
     // The script reads its own flags from argv and exits when done.

@@ -1,6 +1,6 @@
 /**
- * The lab's chart, as a self-contained SVG (no dependencies): baseline on the left,
- * Sluice on the right, the same scales on both sides. One row per tier with
+ * The lab's chart, as a self-contained SVG (no dependencies): the strongest baseline
+ * (hard limiter + priority engine queue, baselines.ts) on the left, Sluice on the right, the same scales on both sides. One row per tier with
  * admitted, completed and refused requests per second over time; a row with the
  * queued requests per tier (waiting to start on the GPU) and GPU utilization; and
  * queue-wait percentiles per tier.
@@ -78,7 +78,7 @@ function legend(x: number, y: number, items: readonly [string, string, boolean?]
 export function comparisonSvg(c: Comparison, title: string): string {
   const tiers = c.world.tiers;
   const systems: [string, SystemReport][] = [
-    ['baseline (hard limiter)', c.baseline],
+    ['baseline: limiter + priority engine queue', c.baselines.priority],
     ['Sluice', c.sluice],
   ];
   const perSec = (xs: readonly number[], bucketMs: number) => xs.map((x) => x / (bucketMs / 1000));
@@ -149,7 +149,7 @@ export function comparisonSvg(c: Comparison, title: string): string {
         const x = gx + gw * 0.15 + k * gw * 0.23;
         parts.push(`<rect x="${x.toFixed(1)}" y="${sy(v).toFixed(1)}" width="${(gw * 0.2).toFixed(1)}" height="${(y + PAD.t + ih - sy(v)).toFixed(1)}" fill="${color}"><title>${esc(`${name} ${tier} ${label}: ${v} ms`)}</title></rect>`);
       });
-      parts.push(`<text x="${(gx + gw / 2).toFixed(1)}" y="${y + bh - 8}" font-size="9" text-anchor="middle">${esc(`${tier} · ${si === 0 ? 'baseline' : 'Sluice'}`)}</text>`);
+      parts.push(`<text x="${(gx + gw / 2).toFixed(1)}" y="${y + bh - 8}" font-size="9" text-anchor="middle">${esc(`${tier} · ${si === 0 ? 'priority baseline' : 'Sluice'}`)}</text>`);
     });
   });
   y += bh + 10;

@@ -106,3 +106,31 @@ export function describeStall(f: StallFacts): string {
   }
   return lines.join('\n');
 }
+
+/**
+ * After a replay that stalled: on a virtual clock the run stops (`StalledRun`, after
+ * `abandon` lets go of parts that would wait forever on a clock nobody advances); on the
+ * wall clock the diagnosis is logged and the run reports its unanswered requests.
+ */
+export function stopOnStall(
+  facts: Omit<StallFacts, 'pendingTimers' | 'unanswered' | 'atMs' | 'start'> & {
+    readonly timeline: { readonly clock: { now(): number }; readonly start: number; pendingTimers?(): number };
+    readonly attempts: readonly Attempt[];
+  },
+  log: ((line: string) => void) | undefined,
+  abandon: () => void = () => {},
+): void {
+  const { timeline, attempts, ...rest } = facts;
+  const diagnosis = describeStall({
+    ...rest,
+    atMs: timeline.clock.now() - timeline.start,
+    start: timeline.start,
+    unanswered: attempts.filter((a) => a.status === undefined),
+    ...(timeline.pendingTimers ? { pendingTimers: timeline.pendingTimers() } : {}),
+  });
+  if (timeline.pendingTimers) {
+    abandon();
+    throw new StalledRun(diagnosis);
+  }
+  log?.(diagnosis);
+}

@@ -1,23 +1,19 @@
 /**
- * Replays a world's trace through two systems, each on its own timeline (a
- * VirtualClock, or the wall clock with the real engine):
+ * Replays a world's trace through one system on its own timeline (a VirtualClock,
+ * or the wall clock with the real engine). Here: the replay itself, the clients, and
+ * Sluice, through the real code paths: the edge app (`app.request`, in process) →
+ * admission on the engine's store → its LiteQueue → createDispatcher → the
+ * in-process upstream client → the simulated GPU. The engine (engine.ts) decides
+ * what store, queue and result channel: in-process, or redis-server and RocketMQ.
+ * The baselines are in baselines.ts.
  *
- * - Sluice, through the real code paths: the edge app (`app.request`, in process)
- *   → admission on the engine's store → its LiteQueue → createDispatcher → the
- *   in-process upstream client → the simulated GPU. The engine (engine.ts) decides
- *   what store, queue and result channel: in-process, or redis-server and RocketMQ.
- * - The baseline: a conventional hard limiter (per-tenant fixed-window requests per
- *   minute, 429 above it) sending what passes straight to the same simulated GPU,
- *   with no queue. An overloaded GPU answers 429 (its queue is full) or 503 (no slot
- *   in time); those are counted as refusals too.
- *
- * Clients are the same for both: one request per trace event, resent after a
- * refusal only if the event carries a retry behavior.
+ * Clients are the same for every system: one request per trace event, resent after
+ * a refusal only if the event carries a retry behavior, and given up after the
+ * OpenAI SDK's default timeout (then counted as refused, reason `client-timeout`).
  */
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DispatchEvent } from '../../lib/dispatch/types.js';
-import { checkWindow } from '../../lib/limits/fixed-window.js';
-import { parsePolicy, type Policy } from '../../lib/policy/schema.js';
+import { parsePolicy } from '../../lib/policy/schema.js';
 import type { DeadLetter, MessageHandler } from '../../lib/queue/types.js';
 import { silentLogger } from '../../lib/telemetry/log.js';
 import { createTelemetry } from '../../lib/telemetry/telemetry.js';
@@ -27,12 +23,13 @@ import type { AdmissionEvent } from '../../functions/edge/deps.js';
 import { createGpuSim, type GpuSimStats } from '../../functions/gpu-sim/app.js';
 import { embeddedEngine, type LabEngine, type Timeline } from './engine.js';
 import { isOk, Recorder, type Attempt } from './recorder.js';
-import { describeStall, StalledRun, type StallKind } from './stall.js';
+import { stopOnStall, type StallKind } from './stall.js';
 import { WaitTracker } from './wait-split.js';
 import { retryDelayMs, type TraceEvent } from './trace.js';
-import { apiKey, baselineRpm, GPU_BASE_URL, gpuSimOptions, requestBody, worldPolicy, worldPolicyInput, type World } from './world.js';
+import type { BaselineName } from './baselines.js';
+import { apiKey, gpuSimOptions, requestBody, worldPolicyInput, type World } from './world.js';
 
-export type SystemName = 'sluice' | 'baseline';
+export type SystemName = 'sluice' | BaselineName;
 
 export interface GpuFigures {
   readonly slots: number;
@@ -77,6 +74,33 @@ export interface Outcome {
 
 export type Send = (e: TraceEvent, n: number, rec: Attempt) => Promise<Outcome>;
 
+/** openai-node's DEFAULT_TIMEOUT (10 minutes): how long a client waits for one HTTP answer. */
+export const CLIENT_TIMEOUT_MS = 600_000;
+
+/**
+ * A client's own timeout around one HTTP exchange: past `ms` it stops waiting, aborts
+ * `signal` (a server that notices drops the request) and counts the attempt as refused.
+ */
+export function withClientTimeout(clock: Timeline['clock'], ms: number, work: (signal: AbortSignal) => Promise<Outcome>): Promise<Outcome> {
+  const gaveUp = new AbortController();
+  return new Promise<Outcome>((resolve, reject) => {
+    const cancel = clock.setTimer(ms, () => {
+      gaveUp.abort(new Error('client timeout'));
+      resolve({ status: 408, reason: 'client-timeout' });
+    });
+    work(gaveUp.signal).then(
+      (out) => {
+        cancel();
+        resolve(out);
+      },
+      (error: unknown) => {
+        cancel();
+        reject(error);
+      },
+    );
+  });
+}
+
 export function tierOf(world: World, e: TraceEvent): string {
   return world.accounts[e.account]?.tier ?? e.tier ?? 'unknown';
 }
@@ -94,7 +118,7 @@ function jitterDraw(request: number, attempt: number): number {
  * `stalled`: the clock ran out of timers with answers still awaited (`quiet`), or the
  * drain time passed with answers still awaited (`gave-up`).
  */
-export async function replayTrace(
+export async function replay(
   world: World,
   timeline: Timeline,
   recorder: Recorder,
@@ -192,7 +216,7 @@ export async function replayTrace(
   return { endMs: lastAnswer - start, unanswered: outstanding, resendsPending: resends, ...(stalled ? { stalled } : {}) };
 }
 
-function gpuFigures(s: GpuSimStats, queuedAtGpu: number): GpuFigures {
+export function gpuFigures(s: GpuSimStats, queuedAtGpu: number): GpuFigures {
   return {
     slots: s.slots,
     served: s.served,
@@ -205,7 +229,7 @@ function gpuFigures(s: GpuSimStats, queuedAtGpu: number): GpuFigures {
   };
 }
 
-const busySlotMs = (s: GpuSimStats) => s.utilization * s.uptimeMs * s.slots;
+export const busySlotMs = (s: GpuSimStats) => s.utilization * s.uptimeMs * s.slots;
 
 export interface RunOptions {
   readonly engine?: LabEngine;
@@ -322,60 +346,56 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   });
 
   const send: Send = async (e, n, rec) => {
-    sending = rec;
-    const pending = app.request('/v1/chat/completions', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey(e.account)}`, 'content-type': 'application/json' },
-      body: requestBody(e, n),
-    });
-    if (sending !== undefined) throw new Error('lab: the edge did not take a request id synchronously; attempts cannot be matched to requests');
-    const res = await pending;
-    const body = (await res.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
-    const id = res.headers.get('x-sluice-request-id') ?? '';
-    if (res.status === 202) {
-      // Accepted for later: the client's answer is what the dispatcher eventually did.
-      const out = early.get(id) ?? (await new Promise<Outcome>((resolve) => finals.set(id, resolve)));
-      early.delete(id);
+    let accepted: string | undefined;
+    // The client's timeout covers its HTTP exchange; an accepted async request (202) is followed without one.
+    const out = await withClientTimeout(clock, world.clientTimeoutMs ?? CLIENT_TIMEOUT_MS, async () => {
+      sending = rec;
+      const pending = app.request('/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey(e.account)}`, 'content-type': 'application/json' },
+        body: requestBody(e, n),
+      });
+      if (sending !== undefined) throw new Error('lab: the edge did not take a request id synchronously; attempts cannot be matched to requests');
+      const res = await pending;
+      const body = (await res.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
+      const id = res.headers.get('x-sluice-request-id') ?? '';
+      if (res.status === 202) {
+        accepted = id;
+        return { status: 202 };
+      }
       byId.delete(id);
-      return out;
-    }
+      const retry = Number(res.headers.get('retry-after'));
+      if (isOk(res.status)) return { status: res.status };
+      const reason =
+        res.status === 429
+          ? `limit:${res.headers.get('x-sluice-reason') ?? 'unknown'}`
+          : res.status === 504
+            ? 'expired'
+            : res.status === 502
+              ? 'upstream-failed'
+              : `http-${res.status}:${body?.error?.code ?? ''}`;
+      return { status: res.status, reason, ...(Number.isFinite(retry) && res.headers.has('retry-after') ? { retryAfterSec: retry } : {}) };
+    });
+    if (accepted === undefined || out.status !== 202) return out;
+    // Accepted for later: the client's answer is what the dispatcher eventually did.
+    const id = accepted;
+    const final = early.get(id) ?? (await new Promise<Outcome>((resolve) => finals.set(id, resolve)));
+    early.delete(id);
     byId.delete(id);
-    const retry = Number(res.headers.get('retry-after'));
-    if (isOk(res.status)) return { status: res.status };
-    const reason =
-      res.status === 429
-        ? `limit:${res.headers.get('x-sluice-reason') ?? 'unknown'}`
-        : res.status === 504
-          ? 'expired'
-          : res.status === 502
-            ? 'upstream-failed'
-            : `http-${res.status}:${body?.error?.code ?? ''}`;
-    return { status: res.status, reason, ...(Number.isFinite(retry) && res.headers.has('retry-after') ? { retryAfterSec: retry } : {}) };
+    return final;
   };
 
   const progress = options.progress && ((line: string) => options.progress!(`sluice: ${line}`));
-  const { endMs, unanswered, stalled, resendsPending } = await replayTrace(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
+  const { endMs, unanswered, stalled, resendsPending } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
   watching = false;
   if (stalled) {
-    const diagnosis = describeStall({
-      system: 'sluice',
-      kind: stalled,
-      atMs: clock.now() - start,
-      unanswered: recorder.attempts.filter((a) => a.status === undefined),
-      resendsPending,
-      start,
-      gpu: gpu.stats(),
-      ...(timeline.pendingTimers ? { pendingTimers: timeline.pendingTimers() } : {}),
-      ...(backend.depth ? { depth: backend.depth } : {}),
-    });
-    if (engine.name === 'embedded') {
+    const facts = { system: 'sluice', kind: stalled, timeline, attempts: recorder.attempts, resendsPending, gpu: gpu.stats() };
+    stopOnStall({ ...facts, ...(backend.depth ? { depth: backend.depth } : {}) }, options.progress, () => {
       // Handlers wait on a clock nobody advances any more: closing would wait forever.
       void subscription.close();
       void backend.close();
       gpu.close();
-      throw new StalledRun(diagnosis);
-    }
-    options.progress?.(diagnosis);
+    });
   }
   const qs = backend.queueStats?.();
   await subscription.close();
@@ -394,52 +414,4 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     ...(qs ? { queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered } } : {}),
     ...(telemetry ? { topAccounts } : {}),
   };
-}
-
-export async function runBaseline(world: World, options: RunOptions = {}): Promise<SystemRun> {
-  const timeline = options.timeline ?? (options.engine ?? embeddedEngine).timeline();
-  const { clock, start } = timeline;
-  const policy: Policy = worldPolicy(world, start);
-  const recorder = new Recorder(start, world.bucketMs ?? 5_000);
-  const gpu = createGpuSim({ ...gpuSimOptions(world), clock });
-  const windows = new Map<string, { windowStart: number; count: number }>();
-  let queuedAtGpu = 0;
-
-  const send: Send = async (e, n, rec) => {
-    const tenant = rec.tenant;
-    const spec = { limit: baselineRpm(world, policy, tenant), windowMs: 60_000, cost: 1 };
-    const check = checkWindow(spec, windows.get(tenant), clock.now());
-    if (!check.fits) return { status: 429, reason: 'limit:tenant:requests', retryAfterSec: Math.max(1, Math.ceil(check.resetMs / 1000)) };
-    windows.set(tenant, { windowStart: check.windowStart, count: check.used + 1 });
-    rec.admittedAt = clock.now();
-    const res = await gpu.app.request(`${GPU_BASE_URL.replace(/^https?:\/\/[^/]+/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: requestBody(e, n),
-    });
-    await res.text();
-    const queuedMs = res.headers.get('x-sim-queue-ms');
-    if (queuedMs !== null) {
-      rec.startedAt = rec.admittedAt + Number(queuedMs);
-      if (Number(queuedMs) > 0) queuedAtGpu++;
-    }
-    const retry = Number(res.headers.get('retry-after'));
-    if (isOk(res.status)) return { status: res.status };
-    return { status: res.status, reason: `gpu:${res.status}`, ...(res.headers.has('retry-after') && Number.isFinite(retry) ? { retryAfterSec: retry } : {}) };
-  };
-
-  const progress = options.progress && ((line: string) => options.progress!(`baseline: ${line}`));
-  const { endMs, unanswered, stalled, resendsPending } = await replayTrace(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
-  if (stalled) {
-    const unansweredAttempts = recorder.attempts.filter((a) => a.status === undefined);
-    const facts = { system: 'baseline', admittedGate: 'the GPU (queued or running)', kind: stalled, atMs: clock.now() - start, unanswered: unansweredAttempts, resendsPending, start };
-    const diagnosis = describeStall({ ...facts, gpu: gpu.stats(), ...(timeline.pendingTimers ? { pendingTimers: timeline.pendingTimers() } : {}) });
-    if (timeline.pendingTimers) {
-      gpu.close();
-      throw new StalledRun(diagnosis);
-    }
-    options.progress?.(diagnosis);
-  }
-  gpu.close();
-  return { system: 'baseline', recorder, gpu: gpuFigures(gpu.stats(), queuedAtGpu), endMs, unanswered };
 }

@@ -1,16 +1,24 @@
-/** Side-by-side tables of a comparison, and a plain-text renderer. */
+/** Side-by-side tables of a comparison (Sluice and every baseline), and a plain-text renderer. */
+import { BASELINES, SYSTEM_LABELS } from './baselines.js';
 import type { Comparison, SystemReport } from './compare.js';
+import type { Percentiles } from './recorder.js';
+import { compareFigure, ms, pct, type FigureSpec } from './versus.js';
 import type { Table } from '../scenarios/types.js';
 import { SPLIT_PARTS, type SplitPart } from './wait-split.js';
 
-const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
-const ms = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
+/** Every system of a comparison, baselines first, each with its table label. */
+export function systems(c: Comparison): [string, SystemReport][] {
+  return [...BASELINES.map((b): [string, SystemReport] => [SYSTEM_LABELS[b], c.baselines[b]]), [SYSTEM_LABELS.sluice, c.sluice]];
+}
+
+const p50p99 = (p: Percentiles) => `${ms(p.p50)} / ${ms(p.p99)}`;
 
 export function overviewTable(c: Comparison): Table {
-  const row = (label: string, f: (r: SystemReport) => string | number): (string | number)[] => [label, f(c.baseline), f(c.sluice)];
+  const all = systems(c);
+  const row = (label: string, f: (r: SystemReport) => string | number): (string | number)[] => [label, ...all.map(([, r]) => f(r))];
   return {
-    title: `${c.world.name}: ${c.world.requests} requests over ${ms(c.world.durationMs)}, ${c.world.tenants} tenants, ${c.world.accounts} accounts, ${c.world.gpuSlots} GPU slots; Sluice: ${c.world.workers} workers, ${c.world.inFlightPerTopic} in flight per LiteTopic`,
-    columns: ['', 'baseline (hard limiter)', 'Sluice'],
+    title: `${c.world.name}: ${c.world.requests} requests over ${ms(c.world.durationMs)}, ${c.world.tenants} tenants, ${c.world.accounts} accounts, ${c.world.gpuSlots} GPU slots; Sluice: ${c.world.workers} workers, ${c.world.inFlightPerTopic} in flight per LiteTopic; clients give up after ${ms(c.world.clientTimeoutMs)}`,
+    columns: ['', ...all.map(([name]) => name)],
     rows: [
       row('attempts sent', (r) => r.total.sent),
       row('served (2xx)', (r) => r.total.ok),
@@ -20,30 +28,62 @@ export function overviewTable(c: Comparison): Table {
       row('queued inside the GPU', (r) => r.gpu.queuedAtGpu),
       row('GPU peak queue', (r) => r.gpu.peakQueue),
       row('GPU utilization', (r) => pct(r.gpu.utilization)),
-      row('wait before GPU p50 / p99', (r) => `${ms(r.total.waitMs.p50)} / ${ms(r.total.waitMs.p99)}`),
-      row('latency (served) p50 / p99', (r) => `${ms(r.total.latencyMs.p50)} / ${ms(r.total.latencyMs.p99)}`),
+      row('wait before GPU p50 / p99', (r) => p50p99(r.total.waitMs)),
+      row('latency (served) p50 / p99', (r) => p50p99(r.total.latencyMs)),
       row('last answer at', (r) => ms(r.endMs)),
     ],
   };
 }
 
+/** Per attempt, per tier: what each system did with the attempts sent to it. */
 export function tierTable(c: Comparison): Table {
   const rows: (string | number)[][] = [];
   for (const tier of c.world.tiers) {
-    for (const [name, r] of [['baseline', c.baseline], ['Sluice', c.sluice]] as const) {
+    for (const [name, r] of systems(c)) {
       const t = r.tiers[tier]!;
       rows.push([tier, name, t.sent, t.ok, t.refused, pct(t.successRate), pct(t.requestSuccessRate), ms(t.waitMs.p50), ms(t.waitMs.p99), ms(t.latencyMs.p99)]);
     }
   }
-  return { title: 'per tier', columns: ['tier', 'system', 'sent', 'served', 'refused', 'success', 'req. success', 'wait p50', 'wait p99', 'latency p99'], rows };
+  return { title: 'per tier, per attempt', columns: ['tier', 'system', 'sent', 'served', 'refused', 'success', 'req. success', 'wait p50', 'wait p99', 'latency p99'], rows };
+}
+
+/** Per request, per tier, Sluice beside every baseline: the figures users feel. */
+export function feltTable(c: Comparison): Table {
+  const waits = c.world.tiers.map((t) => `${t} ${Number.isFinite(c.world.tierMaxWaitMs[t]) ? ms(c.world.tierMaxWaitMs[t]!) : 'none'}`).join(', ');
+  const rows: (string | number)[][] = [];
+  for (const tier of c.world.tiers) {
+    for (const [name, r] of systems(c)) {
+      const f = r.felt[tier]!;
+      rows.push([tier, name, f.requests, pct(f.success), pct(f.goodput), p50p99(f.waitMs), p50p99(f.endToEndMs), f.ttftMs ? p50p99(f.ttftMs) : 'no streams', pct(r.gpu.utilization)]);
+    }
+  }
+  return {
+    title: `what users feel, per request: success (last attempt served), goodput (started within the tier's maximum wait of the first send: ${waits}), wait (first send to GPU start) and end to end (first send to answer), a request never served counting as never; time to first token only for streams (${c.world.streams ? 'measured' : 'the trace has none'}); GPU utilization of the whole run`,
+    columns: ['tier', 'system', 'requests', 'success', 'goodput', 'wait p50 / p99', 'end to end p50 / p99', 'TTFT p50 / p99', 'GPU utilization'],
+    rows,
+  };
+}
+
+/** Each figure: Sluice, every baseline, the best baseline and whether Sluice beats it. */
+export function versusTable(c: Comparison, specs: readonly FigureSpec[], title = 'Sluice against the best baseline, figure by figure'): Table {
+  return {
+    title,
+    columns: ['figure', SYSTEM_LABELS.sluice, ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'best baseline', 'Sluice vs best'],
+    rows: specs.map((s) => {
+      const v = compareFigure(c, s.figure, s.better);
+      const f = s.format ?? String;
+      return [s.label, f(v.sluice), ...BASELINES.map((b) => f(v.baselines[b])), v.bestIs, v.verdict];
+    }),
+  };
 }
 
 export function reasonsTable(c: Comparison): Table {
-  const reasons = [...new Set([...Object.keys(c.baseline.refusalsByReason), ...Object.keys(c.sluice.refusalsByReason)])].sort();
+  const all = systems(c);
+  const reasons = [...new Set(all.flatMap(([, r]) => Object.keys(r.refusalsByReason)))].sort();
   return {
     title: 'refusals by reason',
-    columns: ['reason', 'baseline', 'Sluice'],
-    rows: reasons.length ? reasons.map((r) => [r, c.baseline.refusalsByReason[r] ?? 0, c.sluice.refusalsByReason[r] ?? 0]) : [['(none)', 0, 0]],
+    columns: ['reason', ...all.map(([name]) => name)],
+    rows: reasons.length ? reasons.map((reason) => [reason, ...all.map(([, r]) => r.refusalsByReason[reason] ?? 0)]) : [['(none)', ...all.map(() => 0)]],
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * What a scenario is played against: the accounts and their tenants and tiers, the
- * limits, the simulated GPU pool, and the trace. Sluice and the baseline get the
- * same world; only the system in front of the GPU differs.
+ * limits, the simulated GPU pool, and the trace. Sluice and the baselines get the
+ * same world; only the system in front of the GPU (and the GPU's own queue) differs.
  */
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { hashApiKey } from '../../lib/policy/resolve.js';
@@ -34,8 +34,8 @@ export interface World {
   readonly modelLimits?: NonNullable<PolicyInput['models'][string]['limits']>;
   /** The simulated GPU pool: Sluice's capacity gate gets the same slot count. */
   readonly gpu: GpuOptions & { readonly slots: number };
-  /** The baseline's per-tenant requests per minute; default: each tenant's rpm in the Sluice policy. */
-  readonly baselineRpm?: Readonly<Record<string, number>>;
+  /** How long a client waits for one HTTP answer before giving up; default the OpenAI SDK's (systems.ts CLIENT_TIMEOUT_MS). */
+  readonly clientTimeoutMs?: number;
   /** Dispatcher workers (concurrent deliveries) for Sluice. */
   readonly workers?: number;
   /**
@@ -93,11 +93,6 @@ export function worldPolicyInput(world: World, epoch = LAB_EPOCH): PolicyInput {
 
 export function worldPolicy(world: World, epoch = LAB_EPOCH): Policy {
   return parsePolicy(worldPolicyInput(world, epoch));
-}
-
-/** Per-tenant RPM of the baseline limiter. */
-export function baselineRpm(world: World, policy: Policy, tenant: string): number {
-  return world.baselineRpm?.[tenant] ?? policy.tenants[tenant]?.limits?.rpm ?? policy.defaults.tenant.rpm;
 }
 
 /** GPU options for the simulator: every request generates exactly its max_tokens. */

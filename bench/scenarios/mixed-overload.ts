@@ -5,12 +5,13 @@
  * batch tenant whose requests ask 20x the tokens of the others, on a GPU pool
  * the bursts together overload.
  *
- * Reported for both systems, per tier: success, goodput (served and started
+ * Reported for Sluice and every baseline, per tier: success, goodput (served and started
  * within the tier's maximum queue wait), Jain's index over tokens served ÷ tokens
  * asked across the tier's tenants, every account's success and the worst one
  * against its tier's; GPU utilization over the whole run and while the bursts
  * overlap; deliveries per completed request (Sluice: the engine's deliveries;
- * the baseline has no queue, so its attempts).
+ * the baselines have no queue of their own, so their attempts), each against the
+ * best baseline.
  */
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { compare, type SystemReport } from '../lib/compare.js';
@@ -18,7 +19,10 @@ import { outcomes, tierFairness, type TierFairness } from '../lib/fairness.js';
 import { round } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
 import type { SystemRun } from '../lib/systems.js';
-import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
+import { BASELINES, SYSTEM_LABELS } from '../lib/baselines.js';
+import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
+import type { SystemName } from '../lib/systems.js';
+import { headlineEntries, pct, versusBest, type Better } from '../lib/versus.js';
 import { burst, diurnal, merge, type TraceEvent } from '../lib/trace.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext, Table } from './types.js';
@@ -131,65 +135,64 @@ export const mixedOverload: Scenario = {
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     const maxWait = (tier: string) => (Object.hasOwn(defaultTiers, tier) ? defaultTiers[tier]!.maxQueueWaitMs : Infinity);
     const fair = (run: SystemRun) => tierFairness(outcomes(run.recorder.attempts, world.trace, maxWait));
-    const sf = fair(c.runs.sluice);
-    const bf = fair(c.runs.baseline);
+    const systems: [SystemName, string, Record<string, TierFairness>, SystemReport, SystemRun][] = [
+      ...BASELINES.map((b): [SystemName, string, Record<string, TierFairness>, SystemReport, SystemRun] => [b, SYSTEM_LABELS[b], fair(c.runs.baselines[b]), c.baselines[b], c.runs.baselines[b]]),
+      ['sluice', SYSTEM_LABELS.sluice, fair(c.runs.sluice), c.sluice, c.runs.sluice],
+    ];
+    const bySystem = Object.fromEntries(systems.map(([name, , f, r, run]) => [name, { f, r, run }])) as Record<SystemName, { f: Record<string, TierFairness>; r: SystemReport; run: SystemRun }>;
     const overlap = overlapWindow(p);
     const tiers = c.world.tiers;
-    const headline: Record<string, number> = { requests: c.world.requests };
-    for (const [name, f, r, run] of [
-      ['baseline', bf, c.baseline, c.runs.baseline],
-      ['sluice', sf, c.sluice, c.runs.sluice],
-    ] as const) {
-      for (const tier of tiers) {
-        const t = f[tier]!;
-        headline[`${name}${cap(tier)}Success`] = t.success;
-        headline[`${name}${cap(tier)}Goodput`] = t.goodput;
-        headline[`${name}${cap(tier)}Jain`] = t.jainTokens;
-        headline[`${name}${cap(tier)}WorstAccountRatio`] = t.worstAccountRatio;
-      }
-      headline[`${name}GpuUtilization`] = r.gpu.utilization;
-      headline[`${name}GpuUtilizationOverlap`] = windowUtilization(r, overlap);
-      headline[`${name}DeliveriesPerCompleted`] = deliveriesPerCompleted(run, r);
-      headline[`${name}GpuRefused`] = r.gpu.refused429 + r.gpu.refused503;
-    }
-    const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
+    const versus = (figure: (x: (typeof bySystem)[SystemName]) => number, better: Better) =>
+      versusBest(figure(bySystem.sluice), { shallow: figure(bySystem.shallow), fcfs: figure(bySystem.fcfs), priority: figure(bySystem.priority) }, better);
+    const figures: [string, string, (x: (typeof bySystem)[SystemName]) => number, Better, (x: number) => string][] = [
+      ...tiers.flatMap((tier): [string, string, (x: (typeof bySystem)[SystemName]) => number, Better, (x: number) => string][] => [
+        [`${cap(tier)}Jain`, `${tier}: Jain over tenants (tokens served / asked)`, (x) => x.f[tier]?.jainTokens ?? 1, 'higher', (v) => v.toFixed(3)],
+        [`${cap(tier)}WorstAccountRatio`, `${tier}: worst account / tier success`, (x) => x.f[tier]?.worstAccountRatio ?? 1, 'higher', (v) => v.toFixed(3)],
+      ]),
+      ['GpuUtilizationOverlap', 'GPU utilization, bursts overlapping', (x) => windowUtilization(x.r, overlap), 'higher', pct],
+      ['DeliveriesPerCompleted', 'deliveries (baselines: attempts) per completed request', (x) => deliveriesPerCompleted(x.run, x.r), 'lower', String],
+      ['GpuRefused', 'GPU refused (429/503)', (x) => x.r.gpu.refused429 + x.r.gpu.refused503, 'lower', String],
+    ];
+    const headline: Record<string, number | string> = {
+      requests: c.world.requests,
+      ...feltHeadline(c),
+      ...Object.assign({}, ...figures.map(([name, , f, better]) => headlineEntries(name, versus(f, better)))),
+    };
     const fairnessTable: Table = {
       title: 'per tier: success, goodput (started within the tier\'s maximum wait), Jain over tokens served ÷ asked across tenants',
       columns: ['tier', 'system', 'requests', 'success', 'goodput', 'Jain (tenants)', 'worst account / tier'],
       rows: tiers.flatMap((tier) =>
-        ([['baseline', bf], ['Sluice', sf]] as const).map(([name, f]) => {
+        systems.map(([, label, f]) => {
           const t = f[tier]!;
-          return [tier, name, t.requests, pct(t.success), pct(t.goodput), t.jainTokens.toFixed(3), t.worstAccountRatio.toFixed(3)];
+          return [tier, label, t.requests, pct(t.success), pct(t.goodput), t.jainTokens.toFixed(3), t.worstAccountRatio.toFixed(3)];
         }),
       ),
     };
     const accounts = Object.keys(ACCOUNTS);
     const accountTable: Table = {
       title: 'per account success',
-      columns: ['account', 'tenant', 'tier', 'baseline', 'Sluice'],
+      columns: ['account', 'tenant', 'tier', ...systems.map(([, label]) => label)],
       rows: accounts.map((a) => {
         const spec = ACCOUNTS[a]!;
-        return [a, spec.tenant, spec.tier, pct(bf[spec.tier]?.accountSuccess[a] ?? 0), pct(sf[spec.tier]?.accountSuccess[a] ?? 0)];
+        return [a, spec.tenant, spec.tier, ...systems.map(([, , f]) => pct(f[spec.tier]?.accountSuccess[a] ?? 0))];
       }),
     };
     const gpuTable: Table = {
-      title: `GPU and deliveries (bursts overlap from ${overlap[0] / 1000} s to ${overlap[1] / 1000} s)`,
-      columns: ['', 'baseline (hard limiter)', 'Sluice'],
-      rows: [
-        ['GPU utilization, whole run', pct(c.baseline.gpu.utilization), pct(c.sluice.gpu.utilization)],
-        ['GPU utilization, bursts overlapping', pct(headline.baselineGpuUtilizationOverlap!), pct(headline.sluiceGpuUtilizationOverlap!)],
-        ['deliveries (baseline: attempts) per completed request', headline.baselineDeliveriesPerCompleted!, headline.sluiceDeliveriesPerCompleted!],
-        ['GPU refused (429/503)', headline.baselineGpuRefused!, headline.sluiceGpuRefused!],
-      ],
+      title: `fairness, GPU and deliveries against the best baseline (bursts overlap from ${overlap[0] / 1000} s to ${overlap[1] / 1000} s)`,
+      columns: ['', SYSTEM_LABELS.sluice, ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'best baseline', 'Sluice vs best'],
+      rows: figures.map(([, label, f, better, format]) => {
+        const v = versus(f, better);
+        return [label, format(v.sluice), ...BASELINES.map((b) => format(v.baselines[b])), v.bestIs, v.verdict];
+      }),
     };
     return {
       scenario: 'mixed-overload',
       seed: ctx.seed,
       size: ctx.size,
-      params: { ...p, accounts: ACCOUNTS, tiers: 'lib/policy defaults', limits: 'lib/policy defaults', gpu: world.gpu },
+      params: { ...p, accounts: ACCOUNTS, tiers: 'lib/policy defaults', limits: 'lib/policy defaults', gpu: world.gpu, ...baselineParams(world, c) },
       headline,
-      tables: [fairnessTable, accountTable, gpuTable, overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
-      details: { baseline: bf, sluice: sf, dispatch: c.sluice.dispatch ?? {} },
+      tables: [fairnessTable, accountTable, gpuTable, ...comparisonTables(c)],
+      details: { fairness: Object.fromEntries(systems.map(([name, , f]) => [name, f])), dispatch: c.sluice.dispatch ?? {} },
       comparison: c,
     };
   },

@@ -1,12 +1,12 @@
 /**
  * replay: your own traffic. `npm run bench -- replay --trace my.jsonl` replays a
  * JSONL trace (one request a line: {t, account, model, tokens, tier, tenant?})
- * through Sluice and through the hard-limiter baseline, on the policy defaults
- * (lib/policy/defaults.ts) unless flags say otherwise:
+ * through Sluice and through the three hard-limiter baselines (bench/lib/baselines.ts),
+ * on the policy defaults (lib/policy/defaults.ts) unless flags say otherwise:
  *
  *   --gpu-slots N     slots of the simulated GPU pool (default 8)
- *   --rpm N           requests per minute per tenant, for both systems (default: policy default)
- *   --account-rpm N   requests per minute per account (Sluice; default: policy default)
+ *   --rpm N           requests per minute per tenant, for every system (default: policy default)
+ *   --account-rpm N   requests per minute per account, for every system (default: policy default)
  *   --token-ms N      decode time per token on an idle GPU (default 10)
  *   --policy FILE     a JSON file with any of `tiers`, `defaults`, `tenants` (lib/policy schema)
  *                     replacing the defaults, to try other limits on the same traffic
@@ -19,7 +19,8 @@ import { readFileSync } from 'node:fs';
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import type { PolicyInput } from '../../lib/policy/schema.js';
 import { compare } from '../lib/compare.js';
-import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
+import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
+import { ms, pct, type FigureSpec } from '../lib/versus.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
@@ -80,23 +81,20 @@ export const replay: Scenario = {
     const world = withEngineFlags(replayWorld(ctx), ctx.flags);
     ctx.log(`replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`);
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
+    const specs: FigureSpec[] = [
+      { name: 'RefusedRatio', label: 'rate-limited ratio (refused / sent)', figure: (r) => r.refusedRatio, better: 'lower', format: pct },
+      { name: 'GpuRefused', label: 'GPU refused (429/503)', figure: (r) => r.gpu.refused429 + r.gpu.refused503, better: 'lower' },
+      { name: 'WaitP99Ms', label: 'wait before GPU p99', figure: (r) => r.total.waitMs.p99, better: 'lower', format: ms },
+      { name: 'LatencyP99Ms', label: 'latency (served) p99', figure: (r) => r.total.latencyMs.p99, better: 'lower', format: ms },
+    ];
     const models = [...new Set((ctx.trace ?? []).map((e) => e.model))].sort();
     return {
       scenario: 'replay',
       seed: ctx.seed,
       size: ctx.size,
-      params: { requests: world.trace.length, models, servedBy: `${LAB_MODEL} (one simulated pool)`, gpu: world.gpu, flags: ctx.flags },
-      headline: {
-        requests: c.world.requests,
-        baselineRefusedRatio: c.baseline.refusedRatio,
-        sluiceRefusedRatio: c.sluice.refusedRatio,
-        baselineGpuRefused: c.baseline.gpu.refused429 + c.baseline.gpu.refused503,
-        sluiceGpuRefused: c.sluice.gpu.refused429 + c.sluice.gpu.refused503,
-        sluiceWaitP99Ms: c.sluice.total.waitMs.p99,
-        baselineLatencyP99Ms: c.baseline.total.latencyMs.p99,
-        sluiceLatencyP99Ms: c.sluice.total.latencyMs.p99,
-      },
-      tables: [overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
+      params: { requests: world.trace.length, models, servedBy: `${LAB_MODEL} (one simulated pool)`, gpu: world.gpu, flags: ctx.flags, ...baselineParams(world, c) },
+      headline: { requests: c.world.requests, ...feltHeadline(c, specs) },
+      tables: comparisonTables(c, specs),
       details: {},
       comparison: c,
     };

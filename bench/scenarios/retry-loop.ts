@@ -6,15 +6,19 @@
  * account is the top burster (most attempts in a trailing 10 s window, as a
  * "who bursts" dashboard shows it), the looping account's attempts and success,
  * and what everyone else sees (success and p99 latency, against a run of the same
- * trace without the loop).
+ * trace without the loop). Every baseline holds the looping account to the hard
+ * cap Sluice's degrade tier runs to (hardCapFactor x its quota), not its quota.
  */
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { compare, type RunComparison } from '../lib/compare.js';
 import { isOk, round, type Attempt } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
-import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
+import { BASELINES, SYSTEM_LABELS } from '../lib/baselines.js';
+import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
+import type { SystemName, SystemRun } from '../lib/systems.js';
+import { headlineEntries, pct, versusBest, type Better } from '../lib/versus.js';
 import { merge, poisson, retryLoop, type TraceEvent } from '../lib/trace.js';
-import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
+import { LAB_MODEL, withEngineFlags, worldPolicy, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext, Table } from './types.js';
 
 export interface RetryLoopParams {
@@ -54,6 +58,8 @@ export const retryLoopSmall: RetryLoopParams = { ...retryLoopFull, durationMs: 1
 
 export const LOOPING_ACCOUNT = 'etl-bot';
 
+const SYSTEMS: readonly SystemName[] = ['sluice', ...BASELINES];
+
 export function retryLoopWorld(seed: number, p: RetryLoopParams, withLoop = true): World {
   const rng = createRng(seed);
   const tokens = (lo: number, hi: number) => (r: Rng) => r.int(lo, hi);
@@ -78,8 +84,6 @@ export function retryLoopWorld(seed: number, p: RetryLoopParams, withLoop = true
     accounts,
     tiers: defaultTiers,
     defaults: defaultLimits,
-    // The baseline's per-tenant limit for the looping tenant is the account's quota (its only account).
-    baselineRpm: { etl: p.loopAccountRpm },
     gpu: { slots: p.gpuSlots, baseTokenMs: 10, queueLimit: p.gpuSlots, maxQueueWaitMs: 5_000 },
     bucketMs: 5_000,
     dashboard: true,
@@ -102,8 +106,12 @@ export function timeToTopBurster(attempts: readonly Attempt[], start: number, ac
   return null;
 }
 
-function others(c: RunComparison, system: 'sluice' | 'baseline') {
-  const attempts = c.runs[system].recorder.attempts.filter((a) => a.account !== LOOPING_ACCOUNT);
+function runOf(c: RunComparison, system: SystemName): SystemRun {
+  return system === 'sluice' ? c.runs.sluice : c.runs.baselines[system];
+}
+
+function others(c: RunComparison, system: SystemName) {
+  const attempts = runOf(c, system).recorder.attempts.filter((a) => a.account !== LOOPING_ACCOUNT);
   const ok = attempts.filter((a) => a.status !== undefined && isOk(a.status));
   const lat = ok.map((a) => a.answeredAt! - a.sentAt).sort((a, b) => a - b);
   const p99 = lat.length ? lat[Math.min(lat.length - 1, Math.ceil(0.99 * lat.length) - 1)]! : 0;
@@ -115,8 +123,8 @@ function dashboardTop(top: readonly { t: number; account: string | null }[] | un
   return hit ? hit.t - from : null;
 }
 
-function looper(c: RunComparison, system: 'sluice' | 'baseline', p: RetryLoopParams) {
-  const run = c.runs[system];
+function looper(c: RunComparison, system: SystemName, p: RetryLoopParams) {
+  const run = runOf(c, system);
   const mine = run.recorder.attempts.filter((a) => a.account === LOOPING_ACCOUNT);
   const requests = new Map<number, boolean>();
   for (const a of mine) requests.set(a.request, a.status !== undefined && isOk(a.status));
@@ -142,48 +150,51 @@ export const retryLoopScenario: Scenario = {
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     ctx.log('retry-loop: the same trace without the loop, for reference');
     const quiet = await compare(withEngineFlags(retryLoopWorld(ctx.seed, p, false), ctx.flags), { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
-    const fig = (system: 'sluice' | 'baseline') => ({ looper: looper(c, system, p), others: others(c, system), othersWithoutLoop: others(quiet, system) });
-    const b = fig('baseline');
-    const s = fig('sluice');
+    const fig = (system: SystemName) => ({ looper: looper(c, system, p), others: others(c, system), othersWithoutLoop: others(quiet, system) });
+    const figs = Object.fromEntries(SYSTEMS.map((system) => [system, fig(system)])) as Record<SystemName, ReturnType<typeof fig>>;
+    const versus = (f: (x: ReturnType<typeof fig>) => number, better: Better) =>
+      versusBest(f(figs.sluice), { shallow: f(figs.shallow), fcfs: f(figs.fcfs), priority: f(figs.priority) }, better);
+    const figures: [string, string, (x: ReturnType<typeof fig>) => number, Better, (x: number) => string][] = [
+      ['LoopAttempts', 'looping account: attempts sent', (x) => x.looper.attempts, 'lower', String],
+      ['LoopRequestSuccess', 'looping account: requests served / made', (x) => x.looper.requestSuccess, 'higher', pct],
+      ['OthersSuccess', 'others: success', (x) => x.others.success, 'higher', pct],
+      ['OthersLatencyP99Ms', 'others: latency p99', (x) => x.others.latencyP99Ms, 'lower', (x) => `${x} ms`],
+      ['OthersSuccessWithoutLoop', 'others without the loop: success', (x) => x.othersWithoutLoop.success, 'higher', pct],
+      ['OthersLatencyP99MsWithoutLoop', 'others without the loop: latency p99', (x) => x.othersWithoutLoop.latencyP99Ms, 'lower', (x) => `${x} ms`],
+    ];
     const headline = {
-      baselineLoopAttempts: b.looper.attempts,
-      sluiceLoopAttempts: s.looper.attempts,
-      baselineLoopRequestSuccess: b.looper.requestSuccess,
-      sluiceLoopRequestSuccess: s.looper.requestSuccess,
-      baselineTimeToTopBursterMs: b.looper.timeToTopBursterMs,
-      sluiceTimeToTopBursterMs: s.looper.timeToTopBursterMs,
-      sluiceDashboardTopBursterMs: s.looper.dashboardTopAfterMs,
-      baselineOthersSuccess: b.others.success,
-      sluiceOthersSuccess: s.others.success,
-      baselineOthersSuccessWithoutLoop: b.othersWithoutLoop.success,
-      sluiceOthersSuccessWithoutLoop: s.othersWithoutLoop.success,
-      baselineOthersLatencyP99Ms: b.others.latencyP99Ms,
-      sluiceOthersLatencyP99Ms: s.others.latencyP99Ms,
-      baselineOthersLatencyP99MsWithoutLoop: b.othersWithoutLoop.latencyP99Ms,
-      sluiceOthersLatencyP99MsWithoutLoop: s.othersWithoutLoop.latencyP99Ms,
+      ...Object.assign({}, ...figures.map(([name, , f, better]) => headlineEntries(name, versus(f, better)))),
+      ...Object.fromEntries(SYSTEMS.map((system) => [`${system}TimeToTopBursterMs`, figs[system].looper.timeToTopBursterMs])),
+      sluiceDashboardTopBursterMs: figs.sluice.looper.dashboardTopAfterMs,
+      ...feltHeadline(c),
     };
     const ms = (x: number | null) => (x === null ? 'never' : `${(x / 1000).toFixed(0)} s`);
-    const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
     const table: Table = {
-      title: `the looping account (${LOOPING_ACCOUNT}) and everyone else`,
-      columns: ['', 'baseline (hard limiter)', 'Sluice'],
+      title: `the looping account (${LOOPING_ACCOUNT}) and everyone else; every system holds it to the same hard cap (${p.loopAccountRpm} rpm x the offline tier's hardCapFactor)`,
+      columns: ['', SYSTEM_LABELS.sluice, ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'best baseline', 'Sluice vs best'],
       rows: [
-        ['looping account: attempts sent', b.looper.attempts, s.looper.attempts],
-        ['looping account: requests served / made', `${b.looper.served} / ${b.looper.requests}`, `${s.looper.served} / ${s.looper.requests}`],
-        ['time until it is the top burster (attempts, trailing 10 s)', ms(b.looper.timeToTopBursterMs), ms(s.looper.timeToTopBursterMs)],
-        ['time until Sluice’s dashboard shows it on top', 'no dashboard', ms(s.looper.dashboardTopAfterMs)],
-        ['others: success (loop / no loop)', `${pct(b.others.success)} / ${pct(b.othersWithoutLoop.success)}`, `${pct(s.others.success)} / ${pct(s.othersWithoutLoop.success)}`],
-        ['others: latency p99 (loop / no loop)', `${b.others.latencyP99Ms} / ${b.othersWithoutLoop.latencyP99Ms} ms`, `${s.others.latencyP99Ms} / ${s.othersWithoutLoop.latencyP99Ms} ms`],
+        ...figures.map(([, label, f, better, format]) => {
+          const v = versus(f, better);
+          return [label, format(v.sluice), ...BASELINES.map((b) => format(v.baselines[b])), v.bestIs, v.verdict];
+        }),
+        ['time until it is the top burster (attempts, trailing 10 s)', ms(figs.sluice.looper.timeToTopBursterMs), ...BASELINES.map((b) => ms(figs[b].looper.timeToTopBursterMs)), '', ''],
+        ['time until Sluice’s dashboard shows it on top', ms(figs.sluice.looper.dashboardTopAfterMs), ...BASELINES.map(() => 'no dashboard'), '', ''],
       ],
     };
     return {
       scenario: 'retry-loop',
       seed: ctx.seed,
       size: ctx.size,
-      params: { ...p, tiers: 'lib/policy defaults (offline degrades over quota, hard cap at hardCapFactor x quota)', baselineRpmForLoopingTenant: p.loopAccountRpm, gpu: world.gpu },
+      params: {
+        ...p,
+        tiers: 'lib/policy defaults (offline degrades over quota, hard cap at hardCapFactor x quota)',
+        loopingAccountHardCapRpm: p.loopAccountRpm * worldPolicy(world).tiers.offline!.hardCapFactor,
+        gpu: world.gpu,
+        ...baselineParams(world, c),
+      },
       headline,
-      tables: [table, overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
-      details: { baseline: b, sluice: s },
+      tables: [table, ...comparisonTables(c)],
+      details: figs,
       comparison: c,
     };
   },

@@ -2,15 +2,19 @@
  * seed1-ratio: the first seed's claim, "10x lower rate-limited ratio". Many tenants
  * with fixed quotas send a steady Poisson base load plus bursts that stay within
  * their quota per minute but outrun the GPU for a few seconds; now and then a
- * tenant bursts twice in a minute and goes over its quota. The baseline passes
- * everything under quota straight to the GPU, which refuses what it cannot queue;
- * Sluice admits the same requests and holds them in their LiteTopic until a slot
- * frees. Reported: refused / sent for both and their ratio, GPU overload, and the
- * queue wait Sluice adds.
+ * tenant bursts twice in a minute and goes over its quota. The baselines pass
+ * everything under quota straight to the GPU: with a shallow queue it refuses what
+ * it cannot queue, with an engine queue (FCFS or by priority) it queues everything
+ * until the client gives up. Sluice admits the same requests and holds them in their
+ * LiteTopic until a slot frees. Reported: refused / sent for every system and the
+ * ratio against the shallow and the best baseline, GPU overload, what users feel,
+ * and the queue wait Sluice adds.
  */
+import { BASELINES, SYSTEM_LABELS } from '../lib/baselines.js';
 import { compare } from '../lib/compare.js';
 import { createRng } from '../lib/rng.js';
-import { overviewTable, reasonsTable, tierTable, waitSplitTable } from '../lib/tables.js';
+import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
+import { compareFigure, headlineOf, type FigureSpec } from '../lib/versus.js';
 import { burst, merge, OPENAI_SDK_RETRY, poisson, type RetryBehavior, type TraceEvent } from '../lib/trace.js';
 import { LAB_MODEL, withEngineFlags, type World } from '../lib/world.js';
 import type { SystemReport } from '../lib/compare.js';
@@ -96,57 +100,69 @@ export const seed1Ratio: Scenario = {
     // The same traffic from clients that never resend, to show what the retries add.
     ctx.log('seed1-ratio: again with clients that do not resend a refused request');
     const once = await compare(withEngineFlags(seed1World(ctx.seed, { ...p, clientRetry: null }), ctx.flags), engine);
-    const b = c.baseline;
-    const s = c.sluice;
-    // Quota refusals are the same rule in both systems; the rest refused requests within quota.
-    const quota = (r: typeof b) => Object.entries(r.refusalsByReason).filter(([k]) => k.startsWith('limit:')).reduce((n, [, v]) => n + v, 0);
-    const gpuOverload = (r: typeof b) => r.gpu.refused429 + r.gpu.refused503 + r.gpu.queuedAtGpu;
-    /** How many times lower Sluice's rate-limited ratio is; null when it refused nothing. */
-    const reduction = (x: typeof c) => (x.sluice.refusedRatio > 0 ? Math.round((x.baseline.refusedRatio / x.sluice.refusedRatio) * 10) / 10 : null);
-    const failed = (r: typeof b) => r.total.requests - Math.round(r.total.requestSuccessRate * r.total.requests);
+    // Quota refusals are the same rule in every system; the rest refused requests within quota.
+    const quota = (r: SystemReport) => Object.entries(r.refusalsByReason).filter(([k]) => k.startsWith('limit:')).reduce((n, [, v]) => n + v, 0);
+    const gpuOverload = (r: SystemReport) => r.gpu.refused429 + r.gpu.refused503 + r.gpu.queuedAtGpu;
+    const failed = (r: SystemReport) => r.total.requests - Math.round(r.total.requestSuccessRate * r.total.requests);
+    const specs: FigureSpec[] = [
+      { name: 'RefusedRatio', label: 'rate-limited ratio (refused / sent)', figure: (r) => r.refusedRatio, better: 'lower', format: pct },
+      { name: 'Refused', label: 'attempts refused', figure: (r) => r.total.refused, better: 'lower' },
+      { name: 'RequestsFailed', label: 'requests failed (last attempt refused)', figure: failed, better: 'lower' },
+      { name: 'QuotaRefusals', label: 'refused by a quota', figure: quota, better: 'lower' },
+      { name: 'WithinQuotaRefusals', label: 'refused within quota (GPU, expired, client timeout)', figure: (r) => r.total.refused - quota(r), better: 'lower' },
+      { name: 'GpuOverload', label: 'GPU overload (refused + queued inside the GPU)', figure: gpuOverload, better: 'lower' },
+    ];
+    const ratio = compareFigure(c, (r) => r.refusedRatio, 'lower');
+    const onceRatio = compareFigure(once, (r) => r.refusedRatio, 'lower');
+    /** How many times lower Sluice's rate-limited ratio is than `baseline`'s; null when Sluice refused nothing. */
+    const lowerBy = (sluice: number, baseline: number) => (sluice > 0 ? Math.round((baseline / sluice) * 10) / 10 : null);
     const headline = {
       requests: c.world.requests,
-      baselineSent: b.total.sent,
-      sluiceSent: s.total.sent,
-      baselineRefused: b.total.refused,
-      sluiceRefused: s.total.refused,
-      baselineRefusedRatio: b.refusedRatio,
-      sluiceRefusedRatio: s.refusedRatio,
-      refusalReduction: reduction(c),
-      /** Requests whose last attempt was refused too: what users saw fail. */
-      baselineRequestsFailed: failed(b),
-      sluiceRequestsFailed: failed(s),
-      baselineQuotaRefusals: quota(b),
-      sluiceQuotaRefusals: quota(s),
-      /** Requests within quota refused anyway (GPU 429/503, expired in queue). */
-      baselineWithinQuotaRefusals: b.total.refused - quota(b),
-      sluiceWithinQuotaRefusals: s.total.refused - quota(s),
-      baselineGpuOverload: gpuOverload(b),
-      sluiceGpuOverload: gpuOverload(s),
-      sluiceWaitP50Ms: s.total.waitMs.p50,
-      sluiceWaitP99Ms: s.total.waitMs.p99,
-      baselineGpuUtilization: b.gpu.utilization,
-      sluiceGpuUtilization: s.gpu.utilization,
-      noRetryBaselineRefusedRatio: once.baseline.refusedRatio,
-      noRetrySluiceRefusedRatio: once.sluice.refusedRatio,
-      noRetryRefusalReduction: reduction(once),
+      shallowSent: c.baselines.shallow.total.sent,
+      sluiceSent: c.sluice.total.sent,
+      ...headlineOf(c, specs),
+      /** The seed's claim, against today's baseline (shallow GPU queue). */
+      refusalReductionVsShallow: lowerBy(ratio.sluice, ratio.baselines.shallow),
+      /** The same against the baseline with the lowest ratio; below 1 means Sluice refuses more. */
+      refusalReductionVsBest: lowerBy(ratio.sluice, ratio.best),
+      sluiceWaitP50Ms: c.sluice.total.waitMs.p50,
+      sluiceWaitP99Ms: c.sluice.total.waitMs.p99,
+      ...feltHeadline(c),
+      noRetrySluiceRefusedRatio: onceRatio.sluice,
+      noRetryShallowRefusedRatio: onceRatio.baselines.shallow,
+      noRetryBestBaselineRefusedRatio: onceRatio.best,
+      noRetryBestBaselineRefusedRatioIs: onceRatio.bestIs,
+      noRetryRefusalReductionVsShallow: lowerBy(onceRatio.sluice, onceRatio.baselines.shallow),
+      noRetryRefusalReductionVsBest: lowerBy(onceRatio.sluice, onceRatio.best),
     };
+    const ratioRow = (label: string, v: typeof ratio) => [
+      label,
+      ...BASELINES.map((b) => pct(v.baselines[b])),
+      pct(v.sluice),
+      times(lowerBy(v.sluice, v.baselines.shallow)),
+      `${times(lowerBy(v.sluice, v.best))} (${v.bestIs})`,
+    ];
     const ratioTable: Table = {
       title: 'rate-limited ratio (refused attempts / attempts sent)',
-      columns: ['clients', 'baseline', 'Sluice', 'Sluice lower by'],
-      rows: [
-        ['OpenAI SDK defaults (2 resends, Retry-After honored)', pct(b.refusedRatio), pct(s.refusedRatio), times(reduction(c))],
-        ['never resend', pct(once.baseline.refusedRatio), pct(once.sluice.refusedRatio), times(reduction(once))],
-      ],
+      columns: ['clients', ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'Sluice', 'Sluice lower than shallow by', 'Sluice lower than best baseline by'],
+      rows: [ratioRow('OpenAI SDK defaults (2 resends, Retry-After honored)', ratio), ratioRow('never resend', onceRatio)],
     };
     return {
       scenario: 'seed1-ratio',
       seed: ctx.seed,
       size: ctx.size,
-      params: { ...p, clientRetry: p.clientRetry === undefined ? OPENAI_SDK_RETRY : p.clientRetry, tier: 'standard (share 1, maxQueueWaitMs 60 s)', gpu: world.gpu, tokensPerRequest: '32..96 uniform' },
+      params: {
+        ...p,
+        clientRetry: p.clientRetry === undefined ? OPENAI_SDK_RETRY : p.clientRetry,
+        tier: 'standard (share 1, maxQueueWaitMs 60 s)',
+        gpu: world.gpu,
+        tokensPerRequest: '32..96 uniform',
+        ...baselineParams(world, c),
+        priorityNote: 'one tier: every request has the same priority, so the priority baseline runs as FCFS',
+      },
       headline,
-      tables: [ratioTable, overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)],
-      details: { noRetry: { baseline: summary(once.baseline), sluice: summary(once.sluice) } },
+      tables: [ratioTable, ...comparisonTables(c, specs)],
+      details: { noRetry: Object.fromEntries([...BASELINES.map((b) => [b, summary(once.baselines[b])] as const), ['sluice', summary(once.sluice)]]) },
       comparison: c,
     };
   },

@@ -1,7 +1,8 @@
 /**
  * A simulated OpenAI-compatible inference server that behaves like a saturated GPU:
- * a fixed number of slots, a bounded FIFO queue in front of them (429 when full, 503
- * after maxQueueWaitMs), prefill plus per-token decode time that grows with occupancy,
+ * a fixed number of slots, a queue in front of them (429 when full, 503 after
+ * maxQueueWaitMs; or unbounded with no timeout, as vLLM's; FIFO or by the body's
+ * `priority`, as vLLM's `--scheduling-policy`), prefill plus per-token decode time that grows with occupancy,
  * and answers derived deterministically from the prompt. All time comes from the
  * injected Clock so it runs unchanged on a VirtualClock.
  *
@@ -42,7 +43,8 @@ export interface GpuSimStats {
   slots: number;
   slotsBusy: number;
   queueLength: number;
-  queueLimit: number;
+  /** null: unbounded. */
+  queueLimit: number | null;
   /** Requests answered in full (200, or a stream that reached [DONE]). */
   served: number;
   rejected429: number;
@@ -91,6 +93,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     slots: config.slots,
     queueLimit: config.queueLimit,
     maxQueueWaitMs: config.maxQueueWaitMs,
+    policy: config.queuePolicy,
     initialHoldMs: config.baseTokenMs * ((config.minOutputTokens + config.maxOutputTokens) / 2),
   });
   const load: Load = { busy: () => pool.busy, slots: config.slots, slowdown: () => faults.slowdown };
@@ -128,8 +131,12 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
   };
 
   /** Model check, fault injection, then a slot: everything a request passes before the GPU. */
-  const admit = async (c: Context, model: string): Promise<Admitted | Response> => {
+  const admit = async (c: Context, model: string, priority: number | null | undefined): Promise<Admitted | Response> => {
     if (!models.has(model)) return c.json(unknownModel(model), 404);
+    if (priority && config.queuePolicy !== 'priority') {
+      const message = `Got priority ${priority} but priority scheduling is not enabled.`;
+      return c.json(errorBody(message, 'invalid_request_error', 'priority_not_enabled', 'priority'), 400);
+    }
     const fault = faults.draw();
     if (fault) return faultResponse(c, fault);
     const own = new AbortController();
@@ -142,7 +149,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
       active.delete(own);
       client.removeEventListener('abort', clientGone);
     };
-    const got = await pool.acquire(own.signal);
+    const got = await pool.acquire(own.signal, priority ?? 0);
     if (got.ok) {
       c.header('x-sim-queue-ms', String(got.lease.queuedMs));
       const lease = got.lease;
@@ -287,7 +294,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     if (body instanceof Response) return body;
     const prompt = chatPrompt(body);
     const p = plan(config, prompt.key, prompt.chars, body.max_completion_tokens ?? body.max_tokens);
-    const a = await admit(c, body.model);
+    const a = await admit(c, body.model, body.priority);
     if (a instanceof Response) return a;
     const includeUsage = body.stream_options?.include_usage === true;
     const format = chatFormat(envelope('chatcmpl', body.model, includeUsage && body.stream === true));
@@ -299,7 +306,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     if (body instanceof Response) return body;
     const key = completionPrompt(body);
     const p = plan(config, key, key.length, body.max_tokens);
-    const a = await admit(c, body.model);
+    const a = await admit(c, body.model, body.priority);
     if (a instanceof Response) return a;
     const includeUsage = body.stream_options?.include_usage === true;
     const format = completionFormat(envelope('cmpl', body.model, includeUsage && body.stream === true));
@@ -311,7 +318,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     if (body instanceof Response) return body;
     const prompt = responsesPrompt(body);
     const p = plan(config, prompt.key, prompt.chars, body.max_output_tokens);
-    const a = await admit(c, body.model);
+    const a = await admit(c, body.model, body.priority);
     if (a instanceof Response) return a;
     const request = { instructions: body.instructions ?? null, maxOutputTokens: body.max_output_tokens ?? null };
     const format = responsesFormat(envelope('resp', body.model, false), request);
@@ -323,7 +330,7 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     if (body instanceof Response) return body;
     const inputs = embeddingInputs(body).map((i) => ({ ...i, tokens: i.tokens ?? tokensForChars(i.key.length) }));
     const promptTokens = inputs.reduce((n, i) => n + i.tokens, 0);
-    const a = await admit(c, body.model);
+    const a = await admit(c, body.model, body.priority);
     if (a instanceof Response) return a;
     try {
       // Embedding is a forward pass without decode: it costs about what prefill costs.

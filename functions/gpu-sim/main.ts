@@ -16,6 +16,7 @@ const { values } = parseArgs({
     slots: { type: 'string' },
     'queue-limit': { type: 'string' },
     'max-queue-wait-ms': { type: 'string' },
+    'queue-policy': { type: 'string' },
     'prefill-ms-per-ktoken': { type: 'string' },
     'base-token-ms': { type: 'string' },
     contention: { type: 'string' },
@@ -30,7 +31,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   console.log(
-    'usage: gpu-sim [--port N] [--host H] [--models a,b] [--slots N] [--queue-limit N] [--max-queue-wait-ms N]\n' +
+    'usage: gpu-sim [--port N] [--host H] [--models a,b] [--slots N] [--queue-limit N|none] [--max-queue-wait-ms N|none] [--queue-policy fcfs|priority]\n' +
       '               [--prefill-ms-per-ktoken N] [--base-token-ms N] [--contention F] [--default-max-tokens N]\n' +
       '               [--decode-step-tokens N]\n' +
       '               [--failure-rate F] [--failure-status 500|503|...] [--name S]\n' +
@@ -47,12 +48,18 @@ function num(flag: string | undefined): number | undefined {
   return n;
 }
 
+/** `none` lifts the limit (null), as vLLM's waiting queue has none. */
+function unbounded(flag: string | undefined): number | null | undefined {
+  return flag === 'none' ? null : num(flag);
+}
+
 const options: GpuSimOptions = {
   clock: systemClock,
   models: values.models?.split(',').map((m) => m.trim()).filter(Boolean),
   slots: num(values.slots),
-  queueLimit: num(values['queue-limit']),
-  maxQueueWaitMs: num(values['max-queue-wait-ms']),
+  queueLimit: unbounded(values['queue-limit']),
+  maxQueueWaitMs: unbounded(values['max-queue-wait-ms']),
+  queuePolicy: values['queue-policy'] as GpuSimOptions['queuePolicy'],
   prefillMsPerKToken: num(values['prefill-ms-per-ktoken']),
   baseTokenMs: num(values['base-token-ms']),
   contentionFactor: num(values.contention),
@@ -67,7 +74,7 @@ const port = num(values.port ?? process.env.GPU_SIM_PORT) ?? 8788;
 
 const server = serve({ fetch: sim.app.fetch, port, hostname: values.host }, (info) => {
   const s = sim.stats();
-  console.log(`gpu-sim listening on http://${values.host}:${info.port} (${s.slots} slots, queue ${s.queueLimit})`);
+  console.log(`gpu-sim listening on http://${values.host}:${info.port} (${s.slots} slots, queue ${s.queueLimit ?? 'unbounded'})`);
 });
 
 let stopping = false;

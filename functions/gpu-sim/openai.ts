@@ -15,6 +15,9 @@ const chatMessage = z.looseObject({
 
 const streamOptions = z.looseObject({ include_usage: z.boolean().nullish() }).nullish();
 
+/** vLLM's extra field: the request's place under `--scheduling-policy priority` (lower first). */
+const priority = z.int().nullish();
+
 export const chatBodySchema = z.looseObject({
   model: z.string(),
   messages: z.array(chatMessage).min(1),
@@ -22,6 +25,7 @@ export const chatBodySchema = z.looseObject({
   max_completion_tokens: z.int().min(1).nullish(),
   stream: z.boolean().nullish(),
   stream_options: streamOptions,
+  priority,
 });
 
 const tokenIds = z.array(z.int()).min(1);
@@ -32,6 +36,7 @@ export const completionBodySchema = z.looseObject({
   max_tokens: z.int().min(0).nullish(),
   stream: z.boolean().nullish(),
   stream_options: streamOptions,
+  priority,
 });
 
 export const embeddingBodySchema = z.looseObject({
@@ -44,6 +49,7 @@ export const embeddingBodySchema = z.looseObject({
   ]),
   dimensions: z.int().min(1).max(4096).nullish(),
   encoding_format: z.enum(['float', 'base64']).nullish(),
+  priority,
 });
 
 export type ChatBody = z.infer<typeof chatBodySchema>;
@@ -83,6 +89,7 @@ export const responsesBodySchema = z.looseObject({
   instructions: z.string().nullish(),
   max_output_tokens: z.int().min(16).nullish(),
   stream: z.boolean().nullish(),
+  priority,
 });
 
 export type ResponsesBody = z.infer<typeof responsesBodySchema>;

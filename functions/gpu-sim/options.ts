@@ -29,8 +29,16 @@ export const gpuSimOptionsSchema = z.object({
   clock: clockSchema,
   models: z.array(z.string().min(1)).min(1).default(['sim-llm']),
   slots: z.int().min(1).default(8),
-  queueLimit: z.int().min(0).default(16),
-  maxQueueWaitMs: z.number().positive().default(5000),
+  /** Requests waiting for a slot; null: unbounded, as vLLM's waiting queue. */
+  queueLimit: z.int().min(0).nullable().default(16),
+  /** How long a request may wait for a slot before a 503; null: as long as its client stays. */
+  maxQueueWaitMs: z.number().positive().nullable().default(5000),
+  /**
+   * Who gets a freed slot: `fcfs` (arrival order) or `priority` (vLLM's
+   * `--scheduling-policy priority`: the request body's `priority`, lower first, then
+   * arrival). Under `fcfs` a non-zero priority is refused with 400, as vLLM does.
+   */
+  queuePolicy: z.enum(['fcfs', 'priority']).default('fcfs'),
   prefillMsPerKToken: z.number().min(0).default(40),
   baseTokenMs: z.number().min(0).default(20),
   contentionFactor: z.number().min(0).default(1),

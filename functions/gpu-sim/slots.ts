@@ -13,28 +13,39 @@ export type Acquired =
 
 interface Waiter {
   enqueuedAt: number;
+  /** Lower first (vLLM's convention); equal priorities keep arrival order. */
+  priority: number;
   settle(result: Acquired): void;
 }
+
+export type QueuePolicy = 'fcfs' | 'priority';
 
 export interface SlotPoolOptions {
   clock: Clock;
   slots: number;
-  queueLimit: number;
-  maxQueueWaitMs: number;
+  /** Most waiters; null: unbounded. */
+  queueLimit: number | null;
+  /** Longest wait before `queue_timeout`; null: no limit (the client's own timeout, through its signal). */
+  maxQueueWaitMs: number | null;
+  /** Order of the waiting queue; default `fcfs`. */
+  policy?: QueuePolicy;
   /** First guess of how long a slot is held, used for Retry-After until real ones are seen. */
   initialHoldMs: number;
 }
 
 /**
- * The GPU's batch: a fixed number of sequences run at once, the rest wait in a bounded
- * FIFO. A freed slot goes straight to the head of the queue, so a newcomer can never
- * overtake someone already waiting.
+ * The GPU's batch: a fixed number of sequences run at once, the rest wait in a queue,
+ * bounded or not. A freed slot goes straight to the head of the queue, so a newcomer
+ * can never overtake someone already waiting, except, under the `priority` policy, one
+ * of a lower priority. Running sequences are never preempted: the simulator has no
+ * KV-cache pressure, the only reason vLLM's priority scheduler evicts a running one.
  */
 export class SlotPool {
   private readonly clock: Clock;
   private readonly slots: number;
   private readonly queueLimit: number;
-  private readonly maxQueueWaitMs: number;
+  private readonly maxQueueWaitMs: number | null;
+  private readonly policy: QueuePolicy;
   private waiters: Waiter[] = [];
   private closed = false;
   private busyCount = 0;
@@ -47,8 +58,9 @@ export class SlotPool {
   constructor(options: SlotPoolOptions) {
     this.clock = options.clock;
     this.slots = options.slots;
-    this.queueLimit = options.queueLimit;
+    this.queueLimit = options.queueLimit ?? Infinity;
     this.maxQueueWaitMs = options.maxQueueWaitMs;
+    this.policy = options.policy ?? 'fcfs';
     this.avgHoldMs = options.initialHoldMs;
     this.lastChange = options.clock.now();
   }
@@ -70,7 +82,8 @@ export class SlotPool {
     return this.busyMs + this.busyCount * (this.clock.now() - this.lastChange);
   }
 
-  acquire(signal?: AbortSignal): Promise<Acquired> {
+  /** `priority` orders the queue under the `priority` policy only. */
+  acquire(signal?: AbortSignal, priority = 0): Promise<Acquired> {
     if (this.closed) return Promise.resolve({ ok: false, reason: 'closed' });
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'aborted' });
     if (this.busyCount < this.slots && this.waiters.length === 0) {
@@ -82,6 +95,7 @@ export class SlotPool {
     return new Promise<Acquired>((resolve) => {
       const waiter: Waiter = {
         enqueuedAt: this.clock.now(),
+        priority: this.policy === 'priority' ? priority : 0,
         settle: (result) => {
           cancelTimer();
           signal?.removeEventListener('abort', onAbort);
@@ -95,9 +109,9 @@ export class SlotPool {
         waiter.settle({ ok: false, reason });
       };
       const onAbort = () => leave('aborted');
-      const cancelTimer = this.clock.setTimer(this.maxQueueWaitMs, () => leave('queue_timeout'));
+      const cancelTimer = this.maxQueueWaitMs === null ? () => {} : this.clock.setTimer(this.maxQueueWaitMs, () => leave('queue_timeout'));
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
+      this.enqueue(waiter);
       this.peakQueue = Math.max(this.peakQueue, this.waiters.length);
     });
   }
@@ -135,6 +149,23 @@ export class SlotPool {
         this.handOver();
       },
     };
+  }
+
+  /** Behind every waiter of the same or a more urgent priority: arrival order within a priority. */
+  private enqueue(waiter: Waiter): void {
+    const w = this.waiters;
+    if (w.length === 0 || w[w.length - 1]!.priority <= waiter.priority) {
+      w.push(waiter);
+      return;
+    }
+    let lo = 0;
+    let hi = w.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (w[mid]!.priority <= waiter.priority) lo = mid + 1;
+      else hi = mid;
+    }
+    w.splice(lo, 0, waiter);
   }
 
   private handOver(): void {

@@ -58,12 +58,12 @@ describe('lab --engine real', () => {
     expect(c.engine.parts.queue).toMatch(/^rocketmq:/);
     // Real time: the run lasts at least as long as its trace.
     expect(Date.now() - wallStart).toBeGreaterThanOrEqual(w.trace.at(-1)!.t);
-    for (const r of [c.sluice, c.baseline]) {
+    for (const r of [c.sluice, c.baselines.shallow, c.baselines.fcfs, c.baselines.priority]) {
       expect(r.total.sent).toBe(w.trace.length);
       expect(r.unanswered).toBe(0);
     }
-    // The burst outruns the pool: the baseline's GPU refuses some of it, Sluice queues it all.
-    expect(c.baseline.gpu.refused429 + c.baseline.gpu.refused503).toBeGreaterThan(0);
+    // The burst outruns the pool: the shallow baseline's GPU refuses some of it, Sluice queues it all.
+    expect(c.baselines.shallow.gpu.refused429 + c.baselines.shallow.gpu.refused503).toBeGreaterThan(0);
     expect(c.sluice.gpu.refused429 + c.sluice.gpu.refused503).toBe(0);
     expect(c.sluice.total.ok).toBe(w.trace.length);
     expect(c.sluice.gpu.peakBusy).toBeLessThanOrEqual(4);

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { virtualTimeline } from '../../bench/lib/engine.js';
 import { Recorder } from '../../bench/lib/recorder.js';
 import { describeStall } from '../../bench/lib/stall.js';
-import { replayTrace, type Outcome } from '../../bench/lib/systems.js';
+import { replay, type Outcome } from '../../bench/lib/systems.js';
 import { toJsonl, type TraceEvent } from '../../bench/lib/trace.js';
 import { LAB_EPOCH, type World } from '../../bench/lib/world.js';
 
@@ -49,7 +49,7 @@ describe('a replay whose clock runs out while answers are awaited', () => {
     const recorder = new Recorder(LAB_EPOCH, 1_000);
     // Request 1 waits on something nothing will ever do: no timer, no I/O.
     const send = (_e: TraceEvent, n: number): Promise<Outcome> => (n === 1 ? new Promise<Outcome>(() => {}) : Promise.resolve({ status: 200 }));
-    const out = await replayTrace(world([event(0), event(100), event(200)]), timeline, recorder, send, () => 0);
+    const out = await replay(world([event(0), event(100), event(200)]), timeline, recorder, send, () => 0);
     expect(out).toMatchObject({ stalled: 'quiet', unanswered: 1 });
     // Not after the 15 minutes a run waits for stragglers: as soon as nothing was left.
     expect(timeline.clock.now() - LAB_EPOCH).toBeLessThan(5_000);
@@ -60,7 +60,7 @@ describe('a replay whose clock runs out while answers are awaited', () => {
     const timeline = virtualTimeline(LAB_EPOCH);
     const recorder = new Recorder(LAB_EPOCH, 1_000);
     const send = (): Promise<Outcome> => new Promise((resolve) => timeline.clock.setTimer(10 * 60_000, () => resolve({ status: 200 })));
-    const out = await replayTrace(world([event(0)]), timeline, recorder, send, () => 0);
+    const out = await replay(world([event(0)]), timeline, recorder, send, () => 0);
     expect(out.stalled).toBeUndefined();
     expect(out.unanswered).toBe(0);
   });

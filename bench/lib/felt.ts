@@ -1,0 +1,72 @@
+/**
+ * Figures users feel, per tier, from one run's attempts: whether their request was
+ * served in the end, whether it started soon enough to matter (goodput: started on
+ * the GPU within the tier's maximum wait of its first send, resends included), how
+ * long it waited and how long the whole thing took. Measured the same way for every
+ * system, so Sluice and each baseline sit in one table.
+ */
+import { isOk, percentiles, round, type Attempt, type Percentiles } from './recorder.js';
+
+export interface FeltFigures {
+  readonly requests: number;
+  /** Requests whose last attempt was served / requests. */
+  readonly success: number;
+  /** Requests served and started within the tier's maximum wait of their first send / requests. */
+  readonly goodput: number;
+  /**
+   * First send to the start on the GPU (resends and their backoff included), over every
+   * request: one never served never started, so it counts as an endless wait (Infinity;
+   * null in JSON). A system cannot look fast by refusing the slow ones.
+   */
+  readonly waitMs: Percentiles;
+  /** First send to the answer, over every request; one never served counts as endless. */
+  readonly endToEndMs: Percentiles;
+  /** Time to first token of streamed requests; null: the lab's traces send no streams. */
+  readonly ttftMs: Percentiles | null;
+}
+
+interface RequestRecord {
+  readonly tier: string;
+  readonly firstSentAt: number;
+  readonly last: Attempt;
+}
+
+function requests(attempts: readonly Attempt[]): RequestRecord[] {
+  const byRequest = new Map<number, { tier: string; firstSentAt: number; last: Attempt }>();
+  // Attempts are recorded in send order: the first seen is the first send, the last one decides.
+  for (const a of attempts) {
+    const r = byRequest.get(a.request);
+    if (r) r.last = a;
+    else byRequest.set(a.request, { tier: a.tier, firstSentAt: a.sentAt, last: a });
+  }
+  return [...byRequest.values()];
+}
+
+function figures(list: readonly RequestRecord[], maxWaitMs: (tier: string) => number): FeltFigures {
+  const served = list.filter((r) => r.last.status !== undefined && isOk(r.last.status));
+  const started = served.filter((r) => r.last.startedAt !== undefined);
+  const startedSet = new Set(started);
+  const servedSet = new Set(served);
+  const good = started.filter((r) => r.last.startedAt! - r.firstSentAt <= maxWaitMs(r.tier));
+  return {
+    requests: list.length,
+    success: list.length ? round(served.length / list.length, 4) : 1,
+    goodput: list.length ? round(good.length / list.length, 4) : 1,
+    waitMs: percentiles(list.map((r) => (startedSet.has(r) ? r.last.startedAt! - r.firstSentAt : Infinity))),
+    endToEndMs: percentiles(list.map((r) => (servedSet.has(r) ? r.last.answeredAt! - r.firstSentAt : Infinity))),
+    ttftMs: null,
+  };
+}
+
+/** Per tier (in the order given) and over all tiers; `maxWaitMs` is the tier's maximum wait in the policy. */
+export function feltFigures(
+  attempts: readonly Attempt[],
+  tiers: readonly string[],
+  maxWaitMs: (tier: string) => number,
+): { readonly tiers: Readonly<Record<string, FeltFigures>>; readonly total: FeltFigures } {
+  const all = requests(attempts);
+  return {
+    tiers: Object.fromEntries(tiers.map((t) => [t, figures(all.filter((r) => r.tier === t), maxWaitMs)])),
+    total: figures(all, maxWaitMs),
+  };
+}
