@@ -14,6 +14,7 @@ import { barsSvg, comparisonSvg } from './lib/chart.js';
 import { renderTable } from './lib/tables.js';
 import type { LabEngine } from './lib/engine.js';
 import { startRealEngine } from './lib/real-engine.js';
+import { StalledRun } from './lib/stall.js';
 import { parseJsonlTrace } from './lib/trace.js';
 import { isolation } from './scenarios/isolation.js';
 import { mixedOverload } from './scenarios/mixed-overload.js';
@@ -222,6 +223,11 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
+      // A stalled run's message is its diagnosis; no stack trace adds to it.
+      if (error instanceof StalledRun) {
+        process.stderr.write(`${error.diagnosis}\n`);
+        process.exit(3);
+      }
       process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       process.exit(1);
     },

@@ -17,6 +17,7 @@ import { createGpuSim, type GpuSimOptions } from '../../functions/gpu-sim/app.js
 import { embeddedEngine } from './engine.js';
 import { createHardLimiter } from './hard-limiter.js';
 import { isOk, Recorder } from './recorder.js';
+import { stopOnStall } from './stall.js';
 import { busySlotMs, CLIENT_TIMEOUT_MS, gpuFigures, replay, withClientTimeout, type RunOptions, type Send, type SystemRun } from './systems.js';
 import { GPU_BASE_URL, gpuSimOptions, requestBody, worldPolicy, type World } from './world.js';
 
@@ -87,7 +88,11 @@ export async function runBaseline(world: World, name: BaselineName, options: Run
   };
 
   const progress = options.progress && ((line: string) => options.progress!(`${name}: ${line}`));
-  const { endMs, unanswered } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
+  const { endMs, unanswered, stalled, resendsPending } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
+  if (stalled) {
+    const facts = { system: name, admittedGate: 'the GPU (queued or running)', kind: stalled, timeline, attempts: recorder.attempts, resendsPending };
+    stopOnStall({ ...facts, gpu: gpu.stats() }, options.progress, () => gpu.close());
+  }
   gpu.close();
   return { system: name, recorder, gpu: gpuFigures(gpu.stats(), queuedAtGpu), endMs, unanswered };
 }

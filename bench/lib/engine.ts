@@ -25,6 +25,40 @@ export interface Timeline {
   until(at: number): Promise<void>;
   /** Progress lines every so often while a run goes on (real time only; a virtual run takes seconds). */
   readonly progressEveryMs?: number;
+  /**
+   * Virtual time only: a timer of the lab's own bookkeeping (samples, progress), which
+   * does not count as something left to happen in the system under test.
+   */
+  housekeeping?(ms: number, fn: () => void): () => void;
+  /** Virtual time only: timers left to fire, the lab's bookkeeping not counted. 0 with requests unanswered: a stall. */
+  pendingTimers?(): number;
+}
+
+/** A virtual timeline: the clock fires timers only as the run lets time pass, so a stall shows as none left. */
+export function virtualTimeline(start: number): Timeline {
+  const clock = new VirtualClock(start);
+  let housekeeping = 0;
+  return {
+    clock,
+    start,
+    until: (at) => clock.runUntil(at),
+    housekeeping(ms, fn) {
+      let live = true;
+      housekeeping++;
+      const cancel = clock.setTimer(ms, () => {
+        live = false;
+        housekeeping--;
+        fn();
+      });
+      return () => {
+        if (!live) return;
+        live = false;
+        housekeeping--;
+        cancel();
+      };
+    },
+    pendingTimers: () => clock.pending - housekeeping,
+  };
 }
 
 /** The shared parts Sluice's edge and dispatcher run on. */
@@ -62,8 +96,7 @@ export interface LabEngine {
 export const embeddedEngine: LabEngine = {
   name: 'embedded',
   timeline(start = LAB_EPOCH) {
-    const clock = new VirtualClock(start);
-    return { clock, start, until: (at) => clock.runUntil(at) };
+    return virtualTimeline(start);
   },
   async sluice(world, _policy, { clock }, { settleDeadLetter }) {
     const inFlightPerTopic = world.inFlightPerTopic ?? world.gpu.slots;

@@ -4,6 +4,7 @@
  * the limiter and when it started on the GPU, and GPU occupancy over time. Figures
  * and the chart's series are computed from these records after the run.
  */
+import { waitSplitFigures, type WaitSplitFigures, type WaitTrace } from './wait-split.js';
 
 export interface Attempt {
   /** Index of the trace event: retries of one request share it. */
@@ -21,6 +22,8 @@ export interface Attempt {
   admittedAt?: number;
   /** When it first started on the GPU, if it did. */
   startedAt?: number;
+  /** Sluice: what the dispatcher's events said about where its time went (wait-split.ts). */
+  wait?: WaitTrace;
 }
 
 export interface Percentiles {
@@ -48,6 +51,8 @@ export interface TierFigures {
   readonly waitMs: Percentiles;
   /** Time from sending to the answer, successful attempts only. */
   readonly latencyMs: Percentiles;
+  /** Sluice: where the served attempts' time went, part by part. */
+  readonly waitSplit?: WaitSplitFigures;
 }
 
 export interface Series {
@@ -161,7 +166,12 @@ function tierFigures(attempts: readonly Attempt[]): TierFigures {
     requestSuccessRate: requests.size ? round(requestOk / requests.size, 4) : 1,
     waitMs: percentiles(waits),
     latencyMs: percentiles(ok.map((a) => a.answeredAt! - a.sentAt)),
+    ...withSplit(waitSplitFigures(ok)),
   };
+}
+
+function withSplit(split: WaitSplitFigures | undefined): { waitSplit?: WaitSplitFigures } {
+  return split ? { waitSplit: split } : {};
 }
 
 export function percentiles(values: readonly number[]): Percentiles {

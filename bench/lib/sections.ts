@@ -5,7 +5,7 @@
  */
 import { BASELINES, baselineGpuOptions, tierPriority } from './baselines.js';
 import type { Comparison } from './compare.js';
-import { feltTable, overviewTable, reasonsTable, tierTable, versusTable } from './tables.js';
+import { feltTable, overviewTable, reasonsTable, tierTable, versusTable, waitSplitTable } from './tables.js';
 import { feltFigureSpecs, headlineOf, type FigureSpec } from './versus.js';
 import { worldPolicy, type World } from './world.js';
 import type { Table } from '../scenarios/types.js';
@@ -39,5 +39,5 @@ export function feltHeadline(c: Comparison, extra: readonly FigureSpec[] = []): 
 
 /** The tables every trace scenario shows after its own: Sluice against the best baseline, what users feel, then the detail. */
 export function comparisonTables(c: Comparison, extra: readonly FigureSpec[] = []): Table[] {
-  return [versusTable(c, [...extra, ...feltFigureSpecs(c)]), feltTable(c), overviewTable(c), tierTable(c), reasonsTable(c)];
+  return [versusTable(c, [...extra, ...feltFigureSpecs(c)]), feltTable(c), overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)];
 }

@@ -23,6 +23,8 @@ import type { AdmissionEvent } from '../../functions/edge/deps.js';
 import { createGpuSim, type GpuSimStats } from '../../functions/gpu-sim/app.js';
 import { embeddedEngine, type LabEngine, type Timeline } from './engine.js';
 import { isOk, Recorder, type Attempt } from './recorder.js';
+import { stopOnStall, type StallKind } from './stall.js';
+import { WaitTracker } from './wait-split.js';
 import { retryDelayMs, type TraceEvent } from './trace.js';
 import type { BaselineName } from './baselines.js';
 import { apiKey, gpuSimOptions, requestBody, worldPolicyInput, type World } from './world.js';
@@ -111,7 +113,11 @@ function jitterDraw(request: number, attempt: number): number {
   return ((h ^ (h >>> 16)) >>> 0) / 2 ** 32;
 }
 
-/** Feeds the trace to `send` on the clock, retries per event, waits for the last answer. */
+/**
+ * Feeds the trace to `send` on the clock, retries per event, waits for the last answer.
+ * `stalled`: the clock ran out of timers with answers still awaited (`quiet`), or the
+ * drain time passed with answers still awaited (`gave-up`).
+ */
 export async function replay(
   world: World,
   timeline: Timeline,
@@ -119,8 +125,11 @@ export async function replay(
   send: Send,
   sampleGpu: () => number,
   progress?: (line: string) => void,
-): Promise<{ endMs: number; unanswered: number }> {
+): Promise<{ endMs: number; unanswered: number; stalled?: StallKind; resendsPending: number }> {
   const { clock, start } = timeline;
+  // The lab's own bookkeeping does not count as something left to happen (engine.ts).
+  const housekeeping = timeline.housekeeping ?? ((ms: number, fn: () => void) => clock.setTimer(ms, fn));
+  let resends = 0;
   const trace = world.trace;
   const lastArrival = trace.length ? trace[trace.length - 1]!.t : 0;
   const bucketMs = recorder.bucketMs;
@@ -148,8 +157,10 @@ export async function replay(
         if (!isOk(out.status) && retry && attemptNo < retry.maxAttempts && clock.now() - start <= lastArrival) {
           const wait = retryDelayMs(retry, attemptNo, out.retryAfterSec === undefined ? undefined : out.retryAfterSec * 1000, jitterDraw(n, attemptNo));
           outstanding++; // the pending resend keeps the run going
+          resends++;
           clock.setTimer(wait, () => {
             outstanding--;
+            resends--;
             launch(e, n, attemptNo + 1);
           });
         }
@@ -172,9 +183,9 @@ export async function replay(
   let sampling = true;
   const tick = () => {
     recorder.gpuSample(sampleGpu());
-    if (sampling) clock.setTimer(bucketMs, tick);
+    if (sampling) housekeeping(bucketMs, tick);
   };
-  clock.setTimer(bucketMs, tick);
+  housekeeping(bucketMs, tick);
 
   if (progress && timeline.progressEveryMs) {
     const report = () => {
@@ -182,19 +193,27 @@ export async function replay(
       const at = Math.round((clock.now() - start) / 1000);
       const of = Math.round(lastArrival / 1000);
       progress(`${at <= of ? `${at} s of ${of} s` : `draining, ${at} s (trace ended at ${of} s)`}: ${sent} sent, ${answered} answered, ${outstanding} waiting`);
-      clock.setTimer(timeline.progressEveryMs!, report);
+      housekeeping(timeline.progressEveryMs!, report);
     };
-    clock.setTimer(timeline.progressEveryMs, report);
+    housekeeping(timeline.progressEveryMs, report);
   }
 
   scheduleArrivals();
   await timeline.until(start + lastArrival + 1);
   const giveUpAt = start + lastArrival + (world.drainMs ?? 15 * 60_000);
-  while ((outstanding > 0 || next < trace.length) && clock.now() < giveUpAt) await timeline.until(clock.now() + bucketMs);
+  let stalled: StallKind | undefined;
+  while ((outstanding > 0 || next < trace.length) && clock.now() < giveUpAt) {
+    if (timeline.pendingTimers?.() === 0) {
+      stalled = 'quiet';
+      break;
+    }
+    await timeline.until(clock.now() + bucketMs);
+  }
+  if (outstanding > 0) stalled ??= 'gave-up';
   sampling = false;
   // One more sample so the last partial bucket is covered.
-  await timeline.until(clock.now() + bucketMs);
-  return { endMs: lastAnswer - start, unanswered: outstanding };
+  if (!stalled) await timeline.until(clock.now() + bucketMs);
+  return { endMs: lastAnswer - start, unanswered: outstanding, resendsPending: resends, ...(stalled ? { stalled } : {}) };
 }
 
 export function gpuFigures(s: GpuSimStats, queuedAtGpu: number): GpuFigures {
@@ -253,9 +272,16 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
       resolve(o);
     } else early.set(id, o);
   };
+  const waits = new WaitTracker();
   const onEvent = (event: DispatchEvent) => {
     const key = event.type === 'suspended' ? `suspended:${event.cause}` : event.type;
     dispatch[key] = (dispatch[key] ?? 0) + 1;
+    waits.observe(event, clock.now());
+    if ('envelope' in event) {
+      const rec = byId.get(event.envelope.id);
+      if (rec) rec.wait ??= waits.trace(event.envelope.id);
+      if (['completed', 'failed', 'expired'].includes(event.type)) waits.forget(event.envelope.id);
+    }
     if (event.type === 'started') {
       const rec = byId.get(event.envelope.id);
       if (rec && rec.startedAt === undefined) rec.startedAt = clock.now();
@@ -267,13 +293,14 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   };
   const telemetry = world.dashboard ? createTelemetry({ clock, log: silentLogger, policy: () => policy, ...(backend.depth ? { depth: backend.depth } : {}) }) : undefined;
   const topAccounts: { t: number; account: string | null }[] = [];
+  const housekeeping = timeline.housekeeping ?? ((ms: number, fn: () => void) => clock.setTimer(ms, fn));
   let watching = Boolean(telemetry);
   const watch = () => {
     if (!telemetry || !watching) return;
     topAccounts.push({ t: clock.now() - start, account: telemetry.live(1).accounts[0]?.account ?? null });
-    clock.setTimer(1_000, watch);
+    housekeeping(1_000, watch);
   };
-  clock.setTimer(1_000, watch);
+  housekeeping(1_000, watch);
   const dispatchDeps = {
     clock,
     store,
@@ -296,7 +323,10 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   const onAdmission = (event: AdmissionEvent) => {
     telemetry?.onAdmission(event);
     const rec = byId.get(event.id);
-    if (rec && event.outcome === 'admitted') rec.admittedAt = clock.now();
+    if (rec && event.outcome === 'admitted') {
+      rec.admittedAt = clock.now();
+      rec.wait = waits.admitted(event.id, event.liteTopic, clock.now());
+    }
   };
   const app = createEdgeApp({
     clock,
@@ -356,8 +386,17 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   };
 
   const progress = options.progress && ((line: string) => options.progress!(`sluice: ${line}`));
-  const { endMs, unanswered } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
+  const { endMs, unanswered, stalled, resendsPending } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
   watching = false;
+  if (stalled) {
+    const facts = { system: 'sluice', kind: stalled, timeline, attempts: recorder.attempts, resendsPending, gpu: gpu.stats() };
+    stopOnStall({ ...facts, ...(backend.depth ? { depth: backend.depth } : {}) }, options.progress, () => {
+      // Handlers wait on a clock nobody advances any more: closing would wait forever.
+      void subscription.close();
+      void backend.close();
+      gpu.close();
+    });
+  }
   const qs = backend.queueStats?.();
   await subscription.close();
   await backend.close();

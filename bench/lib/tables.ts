@@ -4,6 +4,7 @@ import type { Comparison, SystemReport } from './compare.js';
 import type { Percentiles } from './recorder.js';
 import { compareFigure, ms, pct, type FigureSpec } from './versus.js';
 import type { Table } from '../scenarios/types.js';
+import { SPLIT_PARTS, type SplitPart } from './wait-split.js';
 
 /** Every system of a comparison, baselines first, each with its table label. */
 export function systems(c: Comparison): [string, SystemReport][] {
@@ -84,6 +85,40 @@ export function reasonsTable(c: Comparison): Table {
     columns: ['reason', ...all.map(([name]) => name)],
     rows: reasons.length ? reasons.map((reason) => [reason, ...all.map(([, r]) => r.refusalsByReason[reason] ?? 0)]) : [['(none)', ...all.map(() => 0)]],
   };
+}
+
+const PART_NAMES: Readonly<Record<SplitPart, string>> = {
+  edge: 'edge',
+  broker: 'broker',
+  suspendPace: 'Suspend: pace',
+  suspendCapacity: 'Suspend: capacity',
+  suspendPaused: 'Suspend: paused',
+  suspendOther: 'retry / other',
+  slot: 'slot',
+  dispatcher: 'dispatcher',
+  upstream: 'upstream',
+  reply: 'reply',
+};
+
+/**
+ * Where Sluice's served requests spent their time, per tier: each part's p50 / p99 and its share of
+ * the summed latency (edge: send to enqueue; broker: to the first delivery; Suspend: away in the
+ * LiteTopic, by cause; slot: held for a GPU slot; dispatcher: the rest before the GPU; upstream: the
+ * GPU call; reply: result to answer). Every trace scenario lists it, on either engine.
+ */
+export function waitSplitTable(c: Comparison): Table {
+  const rows: (string | number)[][] = [];
+  for (const tier of c.world.tiers) {
+    const split = c.sluice.tiers[tier]?.waitSplit;
+    if (!split) continue;
+    for (const part of SPLIT_PARTS) {
+      const p = split.parts[part];
+      rows.push([tier, PART_NAMES[part], ms(p.p50), ms(p.p99), pct(p.share)]);
+    }
+    if (split.firstTokenMs) rows.push([tier, 'first token (streams)', ms(split.firstTokenMs.p50), ms(split.firstTokenMs.p99), '']);
+  }
+  const title = `where the time goes (Sluice, ${c.engine.name} engine; served requests; share of their summed latency)`;
+  return { title, columns: ['tier', 'part', 'p50', 'p99', 'share'], rows: rows.length ? rows : [['(none served)', '', '', '', '']] };
 }
 
 export function renderTable(t: Table): string {

@@ -23,7 +23,7 @@ import type { RateStore } from '../store/types.js';
 import type { Logger } from '../telemetry/log.js';
 import type { UpstreamClient, UpstreamReply } from '../upstream/client.js';
 import { openAiError } from '../openai-error.js';
-import type { DeadLetterSink, DispatchEvent } from './types.js';
+import type { DeadLetterSink, DispatchEvent, ParkCause, SuspendCause } from './types.js';
 import { createCongestion, type Congestion } from './congestion.js';
 import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
@@ -119,26 +119,27 @@ export async function settleDeadLetter(
 }
 
 /**
- * Release slots this dispatcher booked for messages now suspended, by message id.
- * In memory: a message redelivered to another dispatcher just books again, which
- * only ever slows its LiteTopic, never lets it run faster than its pace.
+ * What this dispatcher remembers of messages it sent back, by message id: the
+ * release slot it booked for them, or when and why it parked them. In memory: a
+ * message redelivered to another dispatcher just books again, which only ever
+ * slows its LiteTopic, never lets it run faster than its pace.
  */
-function createReleaseBook(clock: Clock, reserveUpToMs: number) {
-  const book = new Map<string, number>();
+function createMessageBook<V>(clock: Clock, keepMs: number, timeOf: (v: V) => number) {
+  const book = new Map<string, V>();
   let holds = 0;
   return {
-    hold(messageId: string, at: number): void {
-      book.set(messageId, at);
+    hold(messageId: string, value: V): void {
+      book.set(messageId, value);
       // Entries of messages that never came back (expired, served elsewhere) age out.
       if (++holds % 1024 === 0) {
-        const stale = clock.now() - 2 * reserveUpToMs - 60_000;
-        for (const [id, t] of book) if (t < stale) book.delete(id);
+        const stale = clock.now() - keepMs;
+        for (const [id, v] of book) if (timeOf(v) < stale) book.delete(id);
       }
     },
-    take(messageId: string): number | undefined {
-      const at = book.get(messageId);
+    take(messageId: string): V | undefined {
+      const value = book.get(messageId);
       book.delete(messageId);
-      return at;
+      return value;
     },
   };
 }
@@ -154,7 +155,17 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const congestion = deps.congestion ?? createCongestion({ clock, onChange: (model, factor) => emit({ type: 'congestion', model, factor }) });
   const roundRobin = new Map<string, number>();
   const reserveUpToMs = deps.options?.reserveUpToMs ?? 30_000;
-  const releases = createReleaseBook(clock, reserveUpToMs);
+  const releases = createMessageBook<number>(clock, 2 * reserveUpToMs + 60_000, (at) => at);
+  // When and why each message went back: the next delivery's wait is charged to that cause.
+  const parked = createMessageBook<{ at: number; cause: ParkCause }>(clock, 10 * 60_000, (p) => p.at);
+  function park(messageId: string, cause: ParkCause, result: ConsumeResult): ConsumeResult {
+    parked.hold(messageId, { at: clock.now(), cause });
+    return result;
+  }
+  function suspend(message: LiteMessage, envelope: Envelope, ms: number, cause: SuspendCause, heldMs?: number): ConsumeResult {
+    emit({ type: 'suspended', envelope, ms, cause, ...(heldMs !== undefined ? { heldMs } : {}) });
+    return park(message.messageId, cause, Consume.suspend(ms));
+  }
   const flows =
     deps.flows ??
     createFlowControl({ clock, store, policy: deps.policy, newId: deps.newId, options: { ...deps.options?.flow, leaseMs, minSuspendMs } });
@@ -194,6 +205,16 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       return Consume.success;
     }
 
+    const away = parked.take(message.messageId);
+    emit({
+      type: 'delivered',
+      envelope,
+      attempt: message.attempt,
+      first: away === undefined && message.attempt === 1,
+      sinceEnqueueMs: clock.now() - envelope.enqueuedAt,
+      ...(away ? { parkedMs: clock.now() - away.at, parkedBy: away.cause } : {}),
+    });
+
     const before = await attempts.before(envelope);
     if (before?.kind === 'answered') {
       if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
@@ -201,7 +222,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     }
     if (before) {
       log.warn({ id: envelope.id, err: String(before.error) }, 'result store unavailable; message waits');
-      return Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs));
+      return park(message.messageId, 'other', Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs)));
     }
 
     if (clock.now() >= effectiveDeadline(envelope, deps.policy(), clock.now())) return expire(envelope);
@@ -216,8 +237,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
 
     // Paused work stays queued, and keeps its place, until an operator resumes it.
     if (account.paused || policy.tenants[envelope.tenant]?.paused) {
-      emit({ type: 'suspended', envelope, ms: pausedRecheckMs, cause: 'paused' });
-      return Consume.suspend(pausedRecheckMs);
+      return suspend(message, envelope, pausedRecheckMs, 'paused');
     }
 
     const limits = resolveLimits(policy, account, envelope.model).accountModel;
@@ -229,8 +249,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       const ms = booked - clock.now();
       if (ms >= minSuspendMs) {
         releases.hold(message.messageId, booked);
-        emit({ type: 'suspended', envelope, ms, cause: 'pace' });
-        return Consume.suspend(ms);
+        return suspend(message, envelope, ms, 'pace');
       }
       await sleep(clock, ms);
     } else if (booked === undefined) {
@@ -246,8 +265,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
         }
         if (waitMs >= minSuspendMs) {
           if (reserved) releases.hold(message.messageId, clock.now() + waitMs);
-          emit({ type: 'suspended', envelope, ms: waitMs, cause: 'pace' });
-          return Consume.suspend(waitMs);
+          return suspend(message, envelope, waitMs, 'pace');
         }
         await sleep(clock, waitMs);
         if (reserved) break;
@@ -255,6 +273,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     }
 
     const askedAt = clock.now();
+    emit({ type: 'awaiting-slot', envelope });
     const verdict = await flows.ask({
       flow: { tier: envelope.tier, tenant: envelope.tenant, account: envelope.account },
       model: envelope.model,
@@ -280,8 +299,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     }
     if (verdict.kind === 'suspend') {
       releases.hold(message.messageId, clock.now());
-      emit({ type: 'suspended', envelope, ms: verdict.ms, cause: 'capacity' });
-      return Consume.suspend(verdict.ms);
+      return suspend(message, envelope, verdict.ms, 'capacity', clock.now() - askedAt);
     }
     const slot = verdict.grant;
 
@@ -291,11 +309,13 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     } catch (error) {
       await slot.release(undefined);
       log.warn({ id: envelope.id, err: String(error) }, 'attempt record unavailable; message waits');
-      return Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs));
+      return park(message.messageId, 'other', Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs)));
     }
     if (claimed.claim.state !== 'granted') {
       await slot.release(undefined);
-      if (claimed.claim.state === 'busy') return Consume.suspend(Math.max(minSuspendMs, Math.min(claimed.claim.retryAfterMs, pausedRecheckMs)));
+      if (claimed.claim.state === 'busy') {
+        return park(message.messageId, 'other', Consume.suspend(Math.max(minSuspendMs, Math.min(claimed.claim.retryAfterMs, pausedRecheckMs))));
+      }
       // Its call may have reached the GPU: answered with an error rather than run a second time.
       await failForGood(envelope, 502, 'the dispatcher serving it stopped mid-call');
       return Consume.success;
@@ -312,15 +332,20 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     let reply: UpstreamReply | undefined;
     let usage: number | undefined;
     let streamed = 0;
+    let firstChunkAt: number | undefined; // the first chunk with generated text
+    let callEndedAt: number | undefined;
     try {
       reply =
         envelope.mode === 'stream'
           ? await upstream.stream(call, async (data) => {
               streamed++;
-              usage = totalTokens(safeJson(data)) ?? usage;
+              const json = safeJson(data);
+              if (firstChunkAt === undefined && carriesText(json)) firstChunkAt = clock.now();
+              usage = totalTokens(json) ?? usage;
               await results.appendChunk(envelope.id, data);
             })
           : await upstream.call(call);
+      callEndedAt = clock.now();
     } catch (error) {
       reply = { status: 503, json: undefined };
       log.warn({ id: envelope.id, upstream: call.baseUrl, err: String(error) }, 'upstream call failed');
@@ -328,17 +353,21 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       await slot.release(usage ?? totalTokens(reply?.json));
     }
     congestion.observe(envelope.model, { status: reply.status, latencyMs: clock.now() - startedAt, latencyTargetMs: model.latencyTargetMs });
+    const upstreamTimes = {
+      upstreamMs: (callEndedAt ?? clock.now()) - startedAt,
+      ...(firstChunkAt !== undefined ? { firstTokenMs: firstChunkAt - startedAt } : {}),
+    };
 
     if (reply.status >= 200 && reply.status < 300) {
       usage ??= totalTokens(reply.json);
       await finish(envelope, { status: 'completed', httpStatus: reply.status, body: reply.json ?? null }, usage);
-      emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt });
+      emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt, ...upstreamTimes });
       return Consume.success;
     }
     if (CLIENT_ERRORS.has(reply.status) && reply.json !== undefined) {
       // The request's own fault, not Sluice's: answer as the upstream did; it used no tokens.
       await finish(envelope, { status: 'failed', httpStatus: reply.status, body: reply.json }, 0);
-      emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt });
+      emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt, ...upstreamTimes });
       return Consume.success;
     }
     const reason = `upstream answered ${reply.status}`;
@@ -346,7 +375,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     // A stream that already sent chunks cannot be replayed to its client.
     if (RETRIABLE.has(reply.status) && streamed === 0 && failures < maxAttempts) {
       emit({ type: 'retrying', envelope, attempt: failures, reason });
-      return Consume.failure(reason);
+      return park(message.messageId, 'retry', Consume.failure(reason));
     }
     await failForGood(envelope, RETRIABLE.has(reply.status) ? 502 : reply.status, reason, RETRIABLE.has(reply.status) ? undefined : reply.json);
     return Consume.success;
@@ -367,4 +396,13 @@ function totalTokens(json: unknown): number | undefined {
   const j = json as (Usage & { response?: Usage }) | undefined;
   const usage = j?.usage ?? j?.response?.usage;
   return typeof usage?.total_tokens === 'number' ? usage.total_tokens : undefined;
+}
+
+/** A stream chunk with generated text: the opening chunk (role only) and usage chunks are not the first token. */
+function carriesText(json: unknown): boolean {
+  type Chunk = { choices?: { delta?: { content?: unknown }; text?: unknown }[]; type?: unknown; delta?: unknown };
+  const j = json as Chunk | undefined;
+  const choice = Array.isArray(j?.choices) ? j.choices[0] : undefined;
+  const text = choice?.delta?.content ?? choice?.text ?? (j?.type === 'response.output_text.delta' ? j.delta : undefined);
+  return typeof text === 'string' && text.length > 0;
 }

@@ -30,6 +30,10 @@ export const COUNTERS = {
 export const HISTOGRAMS = {
   queue_wait: { help: 'Time from enqueue to dispatch (slot granted).', labels: ['tier', 'tenant', 'model'] },
   end_to_end: { help: 'Time from enqueue to completion.', labels: ['tier', 'tenant', 'model'] },
+  wait: {
+    help: 'Where the wait goes, one interval per observation, by stage: broker (enqueue to first delivery), suspend_pace, suspend_capacity, suspend_paused, suspend_other, retry (away after a Suspend or failure), slot (held for a GPU slot), upstream (the GPU call), first_token (streams, part of upstream).',
+    labels: ['stage', 'tier', 'model'],
+  },
 } as const satisfies Record<string, { help: string; labels: readonly string[] }>;
 
 export const GAUGES = {

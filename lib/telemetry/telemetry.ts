@@ -22,6 +22,7 @@ import { liteTopicName } from '../queue/lite-topic-name.js';
 import type { DeadLetter } from '../queue/types.js';
 import { Alerts, type AlertRecord } from './alerts.js';
 import type { CounterName, GaugeSample, HistogramName, Labels, MetricSink } from './catalog.js';
+import { waitStages } from './wait-stages.js';
 import { OTHER, TopNLabels } from './cardinality.js';
 import { gpuRows } from './gpu-view.js';
 import type { Logger } from './log.js';
@@ -363,6 +364,9 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       return;
     }
     const envelope = event.envelope;
+    for (const { stage, ms } of waitStages(event)) observe('wait', { stage, tier: envelope.tier, model: envelope.model }, ms);
+    // Deliveries and slot waits only feed the wait split; what follows counts outcomes.
+    if (event.type === 'delivered' || event.type === 'awaiting-slot') return;
     const labels = labelsOf(envelope);
     topic(envelope.liteTopic, envelope).account = envelope.account;
     switch (event.type) {

@@ -27,6 +27,8 @@ export interface FlowEnvelope {
 }
 
 export type FlowDispatch =
+  | { readonly type: 'delivered'; readonly envelope: FlowEnvelope; readonly attempt: number; readonly first: boolean; readonly sinceEnqueueMs: number }
+  | { readonly type: 'awaiting-slot'; readonly envelope: FlowEnvelope }
   | { readonly type: 'suspended'; readonly envelope: FlowEnvelope; readonly ms: number; readonly cause: string }
   | { readonly type: 'started'; readonly envelope: FlowEnvelope; readonly queueWaitMs: number; readonly slotWaitMs?: number }
   | { readonly type: 'completed'; readonly envelope: FlowEnvelope; readonly status: number; readonly totalMs: number }
