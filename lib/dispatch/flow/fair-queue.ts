@@ -81,15 +81,19 @@ export class TierQueue<T> {
     return best;
   }
 
-  /** Takes `w` out to start it, charging its estimate to its tenant and account. */
-  start(w: Waiter<T>): void {
+  /**
+   * Takes `w` out to start it, charging its estimate to its tenant and account. False when
+   * it was no longer here (expired or handed back while its slot was being acquired).
+   */
+  start(w: Waiter<T>): boolean {
     const tenant = this.tenants.get(w.key.tenant);
     const account = tenant?.accounts.get(w.key.account);
-    if (!tenant || !account || !this.remove(w)) return;
+    if (!tenant || !account || !this.remove(w)) return false;
     this.virtualTime = Math.max(this.virtualTime, tenant.vt);
     tenant.accountTime = Math.max(tenant.accountTime, account.vt);
     tenant.vt += w.estimate;
     account.vt += w.estimate;
+    return true;
   }
 
   /** Takes `w` out without charging anything (expired, evicted, handed back). */

@@ -185,7 +185,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   }
 
   function take(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, started: boolean): boolean {
-    const had = started ? (q.start(w), true) : q.remove(w);
+    // A waiter removed while its slot was being acquired must not be counted out twice:
+    // negative counts would stop the pump from ever asking the gate again.
+    const had = started ? q.start(w) : q.remove(w);
     if (had) {
       m.size--;
       total--;

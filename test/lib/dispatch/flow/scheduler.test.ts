@@ -154,3 +154,47 @@ describe('flow control', () => {
     await holder.release(100);
   });
 });
+
+describe('flow control, a waiter that leaves while the gate answers', () => {
+  it('is counted out once: the slot goes back and later asks are still granted', async () => {
+    const clock = new VirtualClock(0);
+    const raw = basePolicy();
+    raw.models.m!.slots = 8;
+    const policy = parsePolicy(raw);
+    const embedded = createEmbeddedStore(clock);
+    // The store answers the first slot request only when the test says so.
+    let answer: (() => void) | undefined;
+    let first = true;
+    const store = Object.create(embedded) as typeof embedded;
+    store.acquireSlot = async (request) => {
+      if (first) {
+        first = false;
+        await new Promise<void>((resolve) => (answer = resolve));
+      }
+      return embedded.acquireSlot(request);
+    };
+    let n = 0;
+    const flows = createFlowControl({
+      clock,
+      store,
+      policy: () => policy,
+      newId: () => `lease-${n++}`,
+      options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting: 64 },
+    });
+    const ask = (deadlineIn: number) => flows.ask({ flow: { tier: 'batch', tenant: 't', account: 'a' }, model: 'm', deadline: clock.now() + deadlineIn, estimate: 100 });
+
+    const leaving = ask(100);
+    await clock.advance(1);
+    expect(answer, 'the gate is being asked').toBeDefined();
+    // Its deadline passes while the gate has not answered yet.
+    await clock.advance(200);
+    expect((await leaving).kind).toBe('expired');
+    answer!();
+    await clock.advance(1);
+    expect(flows.waiting()).toBe(0);
+
+    const later = await Promise.all([ask(60_000), ask(60_000)]);
+    expect(later.map((v) => v.kind)).toEqual(['granted', 'granted']);
+    expect(flows.waiting()).toBe(0);
+  });
+});
