@@ -42,7 +42,10 @@ export const Tier = z
     weight: z.number().positive(),
     /** Fraction of each model's slots reserved for the tier. */
     share: z.number().min(0).max(1),
-    /** Fraction of its reservation the tier lends to others while idle. */
+    /**
+     * Accepted so older policies still parse, but not read: flow control lends every idle
+     * reserved slot (work-conserving), and a lender takes its slots back as soon as it asks.
+     */
     lendable: z.number().min(0).max(1).default(0.5),
     overQuota: z.enum(['reject', 'degrade']),
     /** Fraction of a limit past which admissions carry a warning. */
