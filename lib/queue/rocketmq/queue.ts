@@ -330,12 +330,14 @@ class RocketMQSubscription {
   async close(): Promise<void> {
     this.closing = true;
     try {
-      await this.starting;
+      try {
+        await this.starting;
+      } catch {
+        return;
+      }
       // The client waits for its in-flight long poll and for every cached message to
       // settle; messages not yet handled are handed back with a short Suspend above.
       await this.consumer?.close();
-    } catch {
-      // A consumer that never started has nothing to close.
     } finally {
       await Promise.all(this.retiring);
     }
