@@ -15,7 +15,8 @@ export interface ReceiveWatchdogOptions {
   readonly failures: number;
   /**
    * ...that have lasted at least this long, so a short broker restart is ridden out by
-   * the client itself. Not waited for when every failure says the proxy lost the session.
+   * the client itself. Not waited for when the last `failures` all say the proxy lost
+   * the session (they follow a broker outage's own failures without a success between).
    */
   readonly periodMs: number;
 }
@@ -32,7 +33,8 @@ export function isLostSession(err: unknown): boolean {
 export class ReceiveWatchdog {
   private streak = 0;
   private since = 0;
-  private onlyLostSession = true;
+  /** The failures at the end of the streak that say the session was lost. */
+  private lostSessions = 0;
 
   constructor(private readonly opts: ReceiveWatchdogOptions) {}
 
@@ -42,18 +44,16 @@ export class ReceiveWatchdog {
 
   succeeded(): void {
     this.streak = 0;
+    this.lostSessions = 0;
   }
 
   /** Records a failed receive; true when the consumer should be replaced. */
   failed(err: unknown, now: number): boolean {
-    if (this.streak === 0) {
-      this.since = now;
-      this.onlyLostSession = true;
-    }
+    if (this.streak === 0) this.since = now;
     this.streak++;
-    this.onlyLostSession &&= isLostSession(err);
-    if (this.streak < this.opts.failures) return false;
-    return this.onlyLostSession || now - this.since >= this.opts.periodMs;
+    this.lostSessions = isLostSession(err) ? this.lostSessions + 1 : 0;
+    if (this.lostSessions >= this.opts.failures) return true;
+    return this.streak >= this.opts.failures && now - this.since >= this.opts.periodMs;
   }
 }
 
