@@ -22,6 +22,7 @@ import { rocketmqClientLogger } from './client-logger.js';
 import { mapSendError } from './errors.js';
 import { FailureCounts } from './failure-counts.js';
 import { Limiter } from './limiter.js';
+import { defaultReceiveWatchdog, observeReceives, ReceiveWatchdog, type ReceiveWatchdogOptions } from './receive-watchdog.js';
 import { SettledIds } from './settled.js';
 
 export interface RocketMQLiteQueueOptions {
@@ -55,8 +56,10 @@ export interface RocketMQLiteQueueOptions {
   readonly namespace?: string;
   /** TLS to the proxy (a public endpoint) and ACL 2.0 credentials, when the cluster requires them. */
   readonly access?: { readonly sslEnabled: boolean; readonly credentials?: { readonly accessKey: string; readonly accessSecret: string } };
-  /** Where the client library's own log lines go (default: nowhere). */
+  /** Where the client library's own log lines go, and the watchdog's (default: nowhere). */
   readonly log?: Logger;
+  /** When a consumer that keeps failing to receive is replaced by a new one (`receive-watchdog.ts`). */
+  readonly receiveWatchdog?: ReceiveWatchdogOptions;
 }
 
 /** Smallest pause the client accepts; the dispatcher sleeps locally below it. */
@@ -148,12 +151,20 @@ export class RocketMQLiteQueue implements LiteQueue {
   }
 }
 
-/** One LitePushConsumer, started in the background (and retried until it is up or closed). */
+/**
+ * One LitePushConsumer, started in the background (and retried until it is up or
+ * closed), and replaced by a new one when it keeps failing to receive. Failure counts,
+ * settled ids and running handlers belong to the subscription, not to a consumer, so a
+ * message redelivered to the new consumer is not handled again while or after the old
+ * one handled it.
+ */
 class RocketMQSubscription {
-  /** Resolves once the consumer is connected; for callers that must not send before. */
-  readonly started: Promise<void>;
+  private starting: Promise<void>;
   private consumer: LitePushConsumer | undefined;
+  /** Replaced consumers still settling the messages they had received. */
+  private readonly retiring = new Set<Promise<void>>();
   private closing = false;
+  private readonly log: Logger;
   private readonly limiter: Limiter;
   private readonly failures = new FailureCounts();
   private readonly settled = new SettledIds();
@@ -163,22 +174,34 @@ class RocketMQSubscription {
   constructor(
     private readonly opts: RocketMQLiteQueueOptions,
     private readonly handler: MessageHandler,
-    options: SubscribeOptions,
+    private readonly options: SubscribeOptions,
     private readonly maxAttempts: number,
     private readonly backoff: (failures: number) => number,
   ) {
     this.limiter = new Limiter(options.concurrency);
-    this.started = this.start(options.concurrency);
-    // close() reports start failures; nobody else may be listening.
-    this.started.catch(() => undefined);
+    this.log = opts.log ?? silentLogger;
+    this.starting = this.startInBackground();
   }
 
-  private async start(concurrency: number): Promise<void> {
+  /** Resolves once the current consumer is connected; for callers that must not send before. */
+  get started(): Promise<void> {
+    return this.starting;
+  }
+
+  private startInBackground(): Promise<void> {
+    const started = this.start();
+    // close() reports start failures; nobody else may be listening.
+    started.catch(() => undefined);
+    return started;
+  }
+
+  private async start(): Promise<void> {
+    const concurrency = this.options.concurrency;
     let delay = 500;
     for (;;) {
       if (this.closing) throw new Error('subscription closed before the consumer started');
       try {
-        this.consumer = await new LitePushConsumerBuilder()
+        const consumer = await new LitePushConsumerBuilder()
           .setClientConfiguration({
             endpoints: this.opts.endpoints,
             namespace: this.opts.namespace ?? '',
@@ -195,7 +218,9 @@ class RocketMQSubscription {
           .setMaxCacheMessageCount(Math.max(32, concurrency * 4))
           .setMessageListener({ consume: (view) => this.consume(view) })
           .build();
-        if (this.closing) await this.consumer.close();
+        this.consumer = consumer;
+        this.watch(consumer);
+        if (this.closing) await consumer.close();
         return;
       } catch (err) {
         await new Promise<void>((resolve) => this.opts.clock.setTimer(delay, resolve));
@@ -203,6 +228,35 @@ class RocketMQSubscription {
         if (this.closing) throw err;
       }
     }
+  }
+
+  /** Replaces `consumer` by a new one once its receives have failed long enough. */
+  private watch(consumer: LitePushConsumer): void {
+    const watchdog = new ReceiveWatchdog(this.opts.receiveWatchdog ?? defaultReceiveWatchdog);
+    const watched = observeReceives(consumer, {
+      ok: () => watchdog.succeeded(),
+      failed: (err) => {
+        if (consumer !== this.consumer || this.closing) return;
+        if (watchdog.failed(err, this.opts.clock.now())) this.replace(consumer, watchdog.failures, err);
+      },
+    });
+    if (!watched) this.log.warn({ component: 'rocketmq-queue' }, 'client has no receiveMessage to observe; no receive watchdog');
+  }
+
+  private replace(consumer: LitePushConsumer, failures: number, err: unknown): void {
+    this.log.warn(
+      { component: 'rocketmq-queue', consumerGroup: this.opts.consumerGroup, failures, err: err instanceof Error ? err.message : String(err) },
+      'consumer keeps failing to receive; replacing it with a new client',
+    );
+    this.consumer = undefined;
+    // The old client settles what it already received (acks through its own receipts)
+    // while the new one starts; a redelivery meets the same settled/running maps.
+    const retired = consumer.close().catch((closeErr: unknown) => {
+      this.log.warn({ component: 'rocketmq-queue', err: String(closeErr) }, 'replaced consumer did not close cleanly');
+    });
+    this.retiring.add(retired);
+    void retired.finally(() => this.retiring.delete(retired));
+    this.starting = this.startInBackground();
   }
 
   private consume(view: MessageView): Promise<RmqResult> {
@@ -276,13 +330,17 @@ class RocketMQSubscription {
   async close(): Promise<void> {
     this.closing = true;
     try {
-      await this.started;
-    } catch {
-      return;
+      try {
+        await this.starting;
+      } catch {
+        return;
+      }
+      // The client waits for its in-flight long poll and for every cached message to
+      // settle; messages not yet handled are handed back with a short Suspend above.
+      await this.consumer?.close();
+    } finally {
+      await Promise.all(this.retiring);
     }
-    // The client waits for its in-flight long poll and for every cached message to
-    // settle; messages not yet handled are handed back with a short Suspend above.
-    await this.consumer?.close();
   }
 }
 
