@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type App, type Environment, Tags } from 'aws-cdk-lib';
 import { type SluiceConfig, policyPath } from './config.ts';
-import { seedPolicy } from './seed-policy.ts';
+import { edgeMaxSyncWaitMs, seedPolicy } from './seed-policy.ts';
 import { BrokerStack } from './stacks/broker-stack.ts';
 import { ConfigStack } from './stacks/config-stack.ts';
 import { DispatchersStack } from './stacks/dispatchers-stack.ts';
@@ -47,7 +47,7 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     ...base,
     description: `Sluice ${cfg.stage}: policy parameters (SSM) and secret references`,
     parameterPath: paramPath,
-    seed: seedPolicy(cfg.gpuEndpoints, { syncWaitLimitMs: cfg.edgeOriginReadTimeoutSeconds * 1000 }),
+    seed: seedPolicy(cfg.gpuEndpoints, { syncWaitLimitMs: edgeMaxSyncWaitMs(cfg.edgeTimeoutSeconds) }),
     upstashSecretName: cfg.upstashSecretName,
     ...(cfg.gpuApiKeySecretName ? { gpuApiKeySecretName: cfg.gpuApiKeySecretName } : {}),
   });

@@ -13,6 +13,7 @@ import type { Construct } from 'constructs';
 import { ROCKETMQ } from '../config.ts';
 import { ORIGIN_VERIFY_HEADER, runtimeEnv, SECRET_FIELDS } from '../../functions/runtime/contract.ts';
 import { ConfigStack } from './config-stack.ts';
+import { edgeMaxSyncWaitMs } from '../seed-policy.ts';
 
 export interface EdgeStackProps extends StackProps {
   readonly stage: string;
@@ -130,6 +131,9 @@ export class EdgeStack extends Stack {
         SLUICE_ADMIN_SECRET_ID: adminSecretName,
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
+        // Bytes well inside CloudFront's origin read timeout while a request waits; the status URL before Lambda's timeout.
+        SLUICE_KEEPALIVE_MS: String(Math.floor((props.originReadTimeoutSeconds * 1000) / 4)),
+        SLUICE_MAX_SYNC_WAIT_MS: String(edgeMaxSyncWaitMs(props.timeoutSeconds)),
         ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
         ...(props.brokerCredentials ? { SLUICE_ROCKETMQ_SECRET_ID: props.brokerCredentials.secretArn } : {}),
       }),
