@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLiteParentTopic, createWildcardGroup, updateBrokerConfig, type WildcardGroupOptions } from './admin.ts';
-import { writeHome, type HomeFiles, type RocketMQPorts } from './config.ts';
+import { writeHome, type HomeFiles, type HomeOptions, type RocketMQPorts } from './config.ts';
 import { killJava, portAccepts, startJava, stopJava, waitUntil, type JavaProcess } from './jvm.ts';
 import { fetchJars } from './maven.ts';
 import { brokerRegistered } from './remoting.ts';
@@ -23,6 +23,13 @@ export interface StartRocketMQOptions {
   readonly group?: Partial<WildcardGroupOptions>;
   /** Minutes; the broker will not reclaim faster than 15. */
   readonly liteTopicExpirationMinutes?: number;
+  /**
+   * false: create no topic or group at start (the rehearsal runs the stack's own init script,
+   * and a broker with ACL refuses this module's unauthenticated admin calls).
+   */
+  readonly createTopicAndGroup?: boolean;
+  /** The broker.conf and proxy ACL to run with (the rehearsal: the Broker stack's); default the one broker.conf. */
+  readonly config?: HomeOptions;
   readonly log?: (line: string) => void;
 }
 
@@ -74,7 +81,7 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
     proxyGrpc: opts.ports?.proxyGrpc ?? (await freePort()),
     proxyRemoting: opts.ports?.proxyRemoting ?? (await freePort()),
   };
-  const files = writeHome(home, ports);
+  const files = writeHome(home, ports, opts.config);
   const namesrv = `127.0.0.1:${ports.namesrv}`;
   const brokerAddr = `127.0.0.1:${ports.broker}`;
   const parentTopic = opts.parentTopic ?? DEFAULT_PARENT_TOPIC;
@@ -113,9 +120,11 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
     );
     const expiration = opts.liteTopicExpirationMinutes ?? 60;
     await Promise.all([
-      createLiteParentTopic(brokerAddr, parentTopic, { expirationMinutes: expiration }).then(() =>
-        createWildcardGroup(brokerAddr, consumerGroup, parentTopic, { ...DEFAULT_GROUP, ...opts.group }),
-      ),
+      opts.createTopicAndGroup === false
+        ? undefined
+        : createLiteParentTopic(brokerAddr, parentTopic, { expirationMinutes: expiration }).then(() =>
+            createWildcardGroup(brokerAddr, consumerGroup, parentTopic, { ...DEFAULT_GROUP, ...opts.group }),
+          ),
       waitUntil('proxy gRPC port', () => portAccepts(ports.proxyGrpc), { timeoutMs: 90_000, proc: procs.proxy }),
     ]);
     log(`ready in ${((performance.now() - started) / 1000).toFixed(1)} s: endpoints 127.0.0.1:${ports.proxyGrpc}`);
