@@ -30,6 +30,7 @@ import { runBrokerInit } from './broker-init.ts';
 import { deployedRocketMQConf, expandCredentials } from './broker-conf.ts';
 import { buildImage } from './dockerfile.ts';
 import { startFunctionUrl } from './function-url.ts';
+import { startTlsListener } from './tls-listener.ts';
 import { ensureRic, startRicEnvironment } from './lambda-ric.ts';
 import { eachLine } from './lines.ts';
 import { emfMetrics, sameMetric, watchedMetrics } from './metrics.ts';
@@ -42,8 +43,19 @@ export interface RehearseOptions {
   readonly edgeAsset?: string;
   /** Reuse a synthesized assembly instead of running `cdk synth`. */
   readonly cdkOut?: string;
+  /**
+   * default: the edge spills every request to SQS. brokerPublicTls: the edge sends to RocketMQ
+   * itself, over TLS through the public NLB (a local stand-in), as its own ACL user.
+   */
+  readonly layout?: Layout;
   readonly log: (line: string) => void;
 }
+
+export type Layout = 'default' | 'brokerPublicTls';
+export const LAYOUTS: readonly Layout[] = ['default', 'brokerPublicTls'];
+
+/** The context a user sets for the TLS layout; the domain stands for a CNAME to the public NLB. */
+const PUBLIC_TLS = { certificateArn: 'arn:aws:acm:us-east-1:000000000000:certificate/rehearsal', domainName: 'mq.rehearsal.test' };
 
 export interface RehearseReport {
   readonly ok: boolean;
@@ -92,7 +104,8 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const out = options.cdkOut ?? join(work, 'cdk.out');
     if (!options.cdkOut) {
       log(`cdk synth -> ${out}`);
-      const r = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '--ci', '-o', out, '-c', `gpuEndpoints=${JSON.stringify(gpuEndpoints)}`], {
+      const layoutContext = options.layout === 'brokerPublicTls' ? ['-c', `brokerPublicTls=${JSON.stringify(PUBLIC_TLS)}`] : [];
+      const r = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '--ci', '-o', out, '-c', `gpuEndpoints=${JSON.stringify(gpuEndpoints)}`, ...layoutContext], {
         cwd: repoRoot,
         env: offlineEnv(),
         encoding: 'utf8',
@@ -238,6 +251,17 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const fnEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(((fn.Properties.Environment as { Variables?: Record<string, unknown> })?.Variables ?? {}))) fnEnv[k] = app.resolve(edgeStack, v, world);
     standInForProxy(fnEnv, rocketmq.endpoints);
+    // The public NLB's TLS listener: its domain stands for a local TLS terminator in front of the proxy.
+    const tlsEnv: Record<string, string> = {};
+    if (fnEnv.SLUICE_ROCKETMQ_ENDPOINTS?.startsWith(`${PUBLIC_TLS.domainName}:`)) {
+      const [host, port] = rocketmq.endpoints.split(':');
+      const nlb = await startTlsListener({ dir: work, target: { host: host!, port: Number(port) } });
+      stops.push(() => nlb.close());
+      fnEnv.SLUICE_ROCKETMQ_ENDPOINTS = nlb.endpoint;
+      // The ACM certificate's chain is in every trust store; the local one is trusted here.
+      tlsEnv.NODE_EXTRA_CA_CERTS = nlb.caFile;
+      log(`public NLB TLS listener (TLS 1.3) stood in by ${nlb.endpoint} -> proxy ${rocketmq.endpoints}`);
+    }
     const runtime = String(fn.Properties.Runtime);
     const [, dist] = one(app.resources(edgeStack, 'AWS::CloudFront::Distribution'), 'distribution');
     const origin = ((dist.Properties.DistributionConfig as {
@@ -266,6 +290,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
           index,
           env: {
             ...fnEnv,
+            ...tlsEnv,
             ...CREDENTIALS,
             ...endpoints,
             PATH: process.env.PATH ?? '/usr/bin:/bin',

@@ -11,6 +11,8 @@ import { ROCKETMQ_ARTIFACTS, ROCKETMQ_VERSION } from './version.ts';
 
 export const DEFAULT_PARENT_TOPIC = 'sluice-requests';
 export const DEFAULT_CONSUMER_GROUP = 'sluice-dispatchers';
+/** Per JVM: on a shared two-core machine under load, a namesrv has taken over a minute to open its port. */
+const START_TIMEOUT_MS = 180_000;
 
 export interface StartRocketMQOptions {
   /** Jar cache root; `<cacheDir>/rocketmq-<version>/lib` holds the classpath. */
@@ -99,13 +101,13 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
   try {
     log(`starting namesrv on ${namesrv}`);
     procs.namesrv = startServer(libDir, files, 'namesrv', 'org.apache.rocketmq.namesrv.NamesrvStartup', ['-c', files.namesrvConf], '-Xms128m -Xmx256m');
-    await waitUntil('namesrv port', () => portAccepts(ports.namesrv), { timeoutMs: 60_000, proc: procs.namesrv });
+    await waitUntil('namesrv port', () => portAccepts(ports.namesrv), { timeoutMs: START_TIMEOUT_MS, proc: procs.namesrv });
 
     const startBroker = async () => {
       log(`starting broker on ${brokerAddr}`);
       procs.broker = startServer(libDir, files, 'broker', 'org.apache.rocketmq.broker.BrokerStartup', ['-c', files.brokerConf], '-Xms256m -Xmx1g -XX:MaxDirectMemorySize=512m');
-      await waitUntil('broker port', () => portAccepts(ports.broker), { timeoutMs: 90_000, proc: procs.broker });
-      await waitUntil('broker in clusterList', () => brokerRegistered(namesrv, brokerAddr), { timeoutMs: 90_000, proc: procs.broker });
+      await waitUntil('broker port', () => portAccepts(ports.broker), { timeoutMs: START_TIMEOUT_MS, proc: procs.broker });
+      await waitUntil('broker in clusterList', () => brokerRegistered(namesrv, brokerAddr), { timeoutMs: START_TIMEOUT_MS, proc: procs.broker });
     };
     await startBroker();
 
@@ -125,7 +127,7 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
         : createLiteParentTopic(brokerAddr, parentTopic, { expirationMinutes: expiration }).then(() =>
             createWildcardGroup(brokerAddr, consumerGroup, parentTopic, { ...DEFAULT_GROUP, ...opts.group }),
           ),
-      waitUntil('proxy gRPC port', () => portAccepts(ports.proxyGrpc), { timeoutMs: 90_000, proc: procs.proxy }),
+      waitUntil('proxy gRPC port', () => portAccepts(ports.proxyGrpc), { timeoutMs: START_TIMEOUT_MS, proc: procs.proxy }),
     ]);
     log(`ready in ${((performance.now() - started) / 1000).toFixed(1)} s: endpoints 127.0.0.1:${ports.proxyGrpc}`);
 
