@@ -10,9 +10,9 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { CreateSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -246,8 +246,10 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const assetFile = options.edgeAsset ?? join(out, `asset.${String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
     const taskRoot = join(work, 'var-task');
     mkdirSync(taskRoot);
-    copyFileSync(assetFile, join(taskRoot, 'index.mjs'));
-    log(`edge asset ${assetFile} copied alone into ${taskRoot}`);
+    if (options.edgeAsset) copyFileSync(assetFile, join(taskRoot, 'index.mjs'));
+    // The asset directory is what the function's zip holds (index.mjs, its source map, package.json).
+    else cpSync(dirname(assetFile), taskRoot, { recursive: true });
+    log(`edge asset ${options.edgeAsset ? assetFile : dirname(assetFile)} copied alone into ${taskRoot}: ${readdirSync(taskRoot).join(', ')}`);
     const fnEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(((fn.Properties.Environment as { Variables?: Record<string, unknown> })?.Variables ?? {}))) fnEnv[k] = app.resolve(edgeStack, v, world);
     standInForProxy(fnEnv, rocketmq.endpoints);
