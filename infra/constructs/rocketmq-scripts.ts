@@ -40,6 +40,8 @@ export function proxyScript(namesrvAddr: string): string {
     namesrvAddr,
     grpcServerPort: ROCKETMQ.grpcPort,
     remotingListenPort: ROCKETMQ.remotingPort,
+    // Routes answer the address and port the client used (an NLB's listener), not the task's own port.
+    useEndpointPortFromRequest: true,
     // JSON-in-JSON: stringify escapes the inner quotes; the unquoted heredoc expands $RMQ_*.
     ...proxyAclSettings(ENV_CREDENTIALS.user, ENV_CREDENTIALS.password),
   };
