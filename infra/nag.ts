@@ -141,11 +141,12 @@ export function applySuppressions(s: SluiceStacks): void {
     if (b.publicLogBucket) {
       ack(b.publicLogBucket, 'AwsSolutions-S1', 'This bucket is the public NLB’s access-log destination; logging it into itself would loop.');
     }
-    if (b.credentials) {
+    for (const secret of [b.credentials, b.dispatcherCredentials, b.edgeCredentials]) {
+      if (!secret) continue;
       ack(
-        b.credentials,
+        secret,
         'AwsSolutions-SMG4',
-        'The RocketMQ ACL super user is written into the broker’s own user store on first start; a managed rotation would change the secret without changing the broker user. Rotate by hand with mqadmin updateUser, then put-secret-value and restart the tasks (infra/README.md).',
+        'A RocketMQ ACL user lives in the broker’s own user store (the super user written on first start, the others by the init task); a managed rotation would change the secret without changing the broker user. Rotate by hand with mqadmin updateUser, then put-secret-value and restart the tasks (infra/README.md).',
       );
     }
     if (b.publicEndpoint) {

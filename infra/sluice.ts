@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type App, type Environment, Tags } from 'aws-cdk-lib';
 import { type SluiceConfig, policyPath } from './config.ts';
-import { seedPolicy } from './seed-policy.ts';
+import { edgeMaxSyncWaitMs, seedPolicy } from './seed-policy.ts';
 import { BrokerStack } from './stacks/broker-stack.ts';
 import { ConfigStack } from './stacks/config-stack.ts';
 import { DispatchersStack } from './stacks/dispatchers-stack.ts';
@@ -47,7 +47,7 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     ...base,
     description: `Sluice ${cfg.stage}: policy parameters (SSM) and secret references`,
     parameterPath: paramPath,
-    seed: seedPolicy(cfg.gpuEndpoints, { syncWaitLimitMs: cfg.edgeOriginReadTimeoutSeconds * 1000 }),
+    seed: seedPolicy(cfg.gpuEndpoints, { syncWaitLimitMs: edgeMaxSyncWaitMs(cfg.edgeTimeoutSeconds) }),
     upstashSecretName: cfg.upstashSecretName,
     ...(cfg.gpuApiKeySecretName ? { gpuApiKeySecretName: cfg.gpuApiKeySecretName } : {}),
   });
@@ -87,7 +87,7 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     repoRoot: REPO_ROOT,
     dockerfile: DISPATCHER_DOCKERFILE,
     brokerEndpoint,
-    ...(broker?.credentials ? { brokerCredentials: broker.credentials } : {}),
+    ...(broker ? { brokerCredentials: broker.dispatcherCredentials } : {}),
     parameterPath: paramPath,
     upstashSecret: config.upstashSecret,
     ...(config.gpuApiKeySecret ? { gpuApiKeySecret: config.gpuApiKeySecret } : {}),
@@ -113,7 +113,7 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     upstashSecret: config.upstashSecret,
     spillover: queues.spillover,
     ...(edgeBrokerEndpoint ? { brokerEndpoint: edgeBrokerEndpoint } : {}),
-    ...(broker?.credentials ? { brokerCredentials: broker.credentials } : {}),
+    ...(broker?.edgeCredentials ? { brokerCredentials: broker.edgeCredentials } : {}),
     nodeMajor: cfg.edgeNodeMajor,
     ...(cfg.edgeDomainName && cfg.edgeCertificateArn ? { domainName: cfg.edgeDomainName, certificateArn: cfg.edgeCertificateArn } : {}),
     ...(cfg.edgeWebAclArn ? { webAclArn: cfg.edgeWebAclArn } : {}),

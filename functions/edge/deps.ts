@@ -53,6 +53,14 @@ export interface EdgeOptions {
   readonly bodyLimitBytes?: number;
   /** Longest a sync or stream client waits for its upstream call, on top of queue wait. */
   readonly upstreamTimeoutMs?: number;
+  /**
+   * A sync or stream answer not started within this long starts anyway and sends a byte a
+   * client ignores at this interval (functions/edge/keepalive.ts), so a proxy's idle timeout
+   * (CloudFront's origin read timeout) does not cut a request that is still waiting. Default 15 s.
+   */
+  readonly keepaliveMs?: number;
+  /** Longest a sync or stream client is held (the host's own limit, e.g. the Lambda timeout); then the status URL. */
+  readonly maxSyncWaitMs?: number;
   /** Deepest nesting accepted in a request body (default 64); deeper bodies get 400 before any charge. */
   readonly maxBodyDepth?: number;
   /**

@@ -54,6 +54,9 @@ const edgeApp = createEdgeApp({
     bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES,
     maxBodyDepth: config.SLUICE_MAX_BODY_DEPTH,
     publicBaseUrl: config.SLUICE_PUBLIC_BASE_URL,
+    upstreamTimeoutMs: config.SLUICE_UPSTREAM_TIMEOUT_MS,
+    keepaliveMs: config.SLUICE_KEEPALIVE_MS,
+    maxSyncWaitMs: config.SLUICE_MAX_SYNC_WAIT_MS,
   },
   // Writes go to the policy source (SSM); every instance picks them up on its next refresh.
   admin: keyHash ? { keyHash, policy: createPolicyAdmin(parts.policySource, parts.policyHolder), clock: systemClock, newId: newRequestId } : undefined,

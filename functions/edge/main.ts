@@ -44,7 +44,7 @@ const app = createEdgeApp({
     telemetry?.telemetry.onAdmission(event);
     aggregate.sink.onAdmission(event);
   },
-  options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES },
+  options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES, keepaliveMs: config.SLUICE_KEEPALIVE_MS, maxSyncWaitMs: config.SLUICE_MAX_SYNC_WAIT_MS },
   admin: keyHash ? { keyHash, policy: createPolicyAdmin(parts.policySource, parts.policyHolder), clock: systemClock, newId: newRequestId } : undefined,
 });
 if (keyHash) {

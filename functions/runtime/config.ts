@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 
+/** Longest upstream call unless SLUICE_UPSTREAM_TIMEOUT_MS says otherwise (the seeded policy counts on it too). */
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 120_000;
+
 const Config = z.object({
   SLUICE_STAGE: z.string().default('local'),
   SLUICE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -37,8 +40,15 @@ const Config = z.object({
    * The stacks set it a few seconds below the task's stop timeout, which can make it negative: then 0.
    */
   SLUICE_DRAIN_MS: z.coerce.number().int().default(25_000).transform((ms) => Math.max(0, ms)),
+  /**
+   * Edge: a sync or stream answer not started within this long starts and sends bytes a client ignores
+   * (SSE comments, JSON whitespace) at this interval; the stacks set a fraction of CloudFront's origin read timeout.
+   */
+  SLUICE_KEEPALIVE_MS: z.coerce.number().int().positive().default(15_000),
+  /** Edge: longest a sync or stream client is held before it gets the status URL; the stacks set it below the Lambda timeout. */
+  SLUICE_MAX_SYNC_WAIT_MS: z.coerce.number().int().positive().optional(),
   /** Longest upstream call; a dispatcher that vanished mid-call is known lost this long after the call began. */
-  SLUICE_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  SLUICE_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_UPSTREAM_TIMEOUT_MS),
   SLUICE_DISPATCH_CONCURRENCY: z.coerce.number().int().positive().default(64),
   /** Messages of one LiteTopic dispatched side by side; releases still leave in order. */
   SLUICE_INFLIGHT_PER_LITETOPIC: z.coerce.number().int().positive().default(32),

@@ -5,77 +5,46 @@
  * `exec`s the Java process so it receives SIGTERM directly.
  */
 import { ROCKETMQ } from '../config.ts';
+import type { RocketMQRole } from '../rocketmq/acl.ts';
+import { brokerConf, formatProps, proxyAclSettings } from '../rocketmq/broker-conf.ts';
 
 export interface BrokerScriptOptions {
   readonly namesrvAddr: string;
   readonly storeDir: string;
-  /** Enable ACL 2.0 with the super user from env RMQ_USER / RMQ_PASSWORD. */
-  readonly auth: boolean;
 }
 
-const AUTHN = 'org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider';
-const AUTHZ = 'org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider';
+/** Expanded by the unquoted heredoc from the task's injected secrets, so the template never holds them. */
+const ENV_CREDENTIALS = { user: '$RMQ_USER', password: '$RMQ_PASSWORD' };
 
 export function namesrvScript(): string {
   return 'exec "$ROCKETMQ_HOME/bin/mqnamesrv"';
 }
 
+/** The broker task: the one broker.conf (infra/rocketmq/broker-conf.ts) with ACL 2.0, its super user from env RMQ_USER / RMQ_PASSWORD. */
 export function brokerScript(o: BrokerScriptOptions): string {
-  const lines = [
-    `brokerClusterName=${ROCKETMQ.clusterName}`,
-    'brokerName=broker-a',
-    'brokerId=0',
-    'brokerRole=ASYNC_MASTER',
-    'flushDiskType=ASYNC_FLUSH',
-    `listenPort=${ROCKETMQ.brokerPort}`,
-    `namesrvAddr=${o.namesrvAddr}`,
-    `storePathRootDir=${o.storeDir}`,
-    `storePathCommitLog=${o.storeDir}/commitlog`,
-    // LiteTopics are LMQ queues: both flags are required.
-    'enableLmq=true',
-    'enableMultiDispatch=true',
-    'autoCreateTopicEnable=false',
-    'autoCreateSubscriptionGroup=false',
-  ];
-  if (o.auth) {
-    lines.push(
-      'authenticationEnabled=true',
-      `authenticationProvider=${AUTHN}`,
-      'authenticationMetadataProvider=org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider',
-      'authorizationEnabled=true',
-      `authorizationProvider=${AUTHZ}`,
-      'authorizationMetadataProvider=org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider',
-      'initAuthenticationUser={"username":"$RMQ_USER","password":"$RMQ_PASSWORD"}',
-      'innerClientAuthenticationCredentials={"accessKey":"$RMQ_USER","secretKey":"$RMQ_PASSWORD"}',
-    );
-  }
+  const conf = brokerConf({ listenPort: ROCKETMQ.brokerPort, namesrvAddr: o.namesrvAddr, storeDir: o.storeDir }, ENV_CREDENTIALS);
   return [
     'set -e',
     `mkdir -p ${o.storeDir}/commitlog`,
-    `cat > /tmp/broker.conf <<EOF\n${lines.join('\n')}\nEOF`,
-    'exec "$ROCKETMQ_HOME/bin/mqbroker" -c /tmp/broker.conf',
+    `cat > ${BROKER_CONF_PATH} <<EOF\n${formatProps(conf)}EOF`,
+    `exec "$ROCKETMQ_HOME/bin/mqbroker" -c ${BROKER_CONF_PATH}`,
   ].join('\n');
 }
 
-export function proxyScript(namesrvAddr: string, auth: boolean): string {
+/** Where the broker task writes its broker.conf (the rehearsal reads the heredoc that writes it). */
+export const BROKER_CONF_PATH = '/tmp/broker.conf';
+
+export function proxyScript(namesrvAddr: string): string {
   const conf: Record<string, unknown> = {
     rocketMQClusterName: ROCKETMQ.clusterName,
     namesrvAddr,
     grpcServerPort: ROCKETMQ.grpcPort,
     remotingListenPort: ROCKETMQ.remotingPort,
+    // Routes answer the address and port the client used (an NLB's listener), not the task's own port.
+    useEndpointPortFromRequest: true,
+    // JSON-in-JSON: stringify escapes the inner quotes; the unquoted heredoc expands $RMQ_*.
+    ...proxyAclSettings(ENV_CREDENTIALS.user, ENV_CREDENTIALS.password),
   };
-  if (auth) {
-    Object.assign(conf, {
-      authenticationEnabled: true,
-      authenticationProvider: AUTHN,
-      authenticationMetadataProvider: 'org.apache.rocketmq.proxy.auth.ProxyAuthenticationMetadataProvider',
-      authorizationEnabled: true,
-      authorizationProvider: AUTHZ,
-      authorizationMetadataProvider: 'org.apache.rocketmq.proxy.auth.ProxyAuthorizationMetadataProvider',
-      // JSON-in-JSON: stringify escapes the inner quotes; the unquoted heredoc expands $RMQ_*.
-      innerClientAuthenticationCredentials: '{"accessKey":"$RMQ_USER","secretKey":"$RMQ_PASSWORD"}',
-    });
-  }
   return [
     'set -e',
     `cat > /tmp/rmq-proxy.json <<EOF\n${JSON.stringify(conf, null, 1)}\nEOF`,
@@ -84,27 +53,37 @@ export function proxyScript(namesrvAddr: string, auth: boolean): string {
 }
 
 /**
- * One-off task run on every deploy that changes it: waits until the broker shows in
- * the cluster list, then creates (idempotently) the LITE parent topic and the wildcard
- * consumer group bound to it.
+ * One-off task run on every deploy that changes it: waits until the broker shows in the
+ * cluster list, then creates (idempotently) the LITE parent topic, the wildcard consumer group
+ * bound to it, and the users of `roles` with their ACLs (infra/rocketmq/acl.ts). Runs as the
+ * super user; every mqadmin failure exits non-zero, which fails the deploy.
  */
-export function initScript(namesrvAddr: string, liteTopicTtlMinutes: number, auth: boolean): string {
+export function initScript(namesrvAddr: string, liteTopicTtlMinutes: number, roles: readonly RocketMQRole[]): string {
   const admin = `"$ROCKETMQ_HOME/bin/mqadmin"`;
-  const n = `-n '${namesrvAddr}'`;
+  const n = `-n '${namesrvAddr}' -c ${ROCKETMQ.clusterName}`;
   const retry = '{"type":"EXPONENTIAL","exponentialRetryPolicy":{"initial":1000,"max":60000,"multiplier":2}}';
+  const users = roles.flatMap((r) => {
+    const u = `"$${r.env.user}"`;
+    const p = `"$${r.env.password}"`;
+    return [
+      // createUser refuses an existing user; updateUser then sets the password the secret holds now.
+      `${admin} createUser ${n} -u ${u} -p ${p} -t Normal || ${admin} updateUser ${n} -u ${u} -p ${p}`,
+      ...r.acls.map((a) => `${admin} createAcl ${n} -s "User:$${r.env.user}" -r ${a.resources} -a ${a.actions} -d Allow`),
+      `${admin} listAcl ${n} -s "User:$${r.env.user}" | grep -q '${r.acls[0]!.resources}'`,
+    ];
+  });
   return [
     'set -e',
-    ...(auth
-      ? ['printf "accessKey: %s\\nsecretKey: %s\\n" "$RMQ_USER" "$RMQ_PASSWORD" > "$ROCKETMQ_HOME/conf/tools.yml"']
-      : []),
+    'printf "accessKey: %s\\nsecretKey: %s\\n" "$RMQ_USER" "$RMQ_PASSWORD" > "$ROCKETMQ_HOME/conf/tools.yml"',
     'i=0',
-    `until ${admin} clusterList ${n} 2>/dev/null | grep -q broker-a; do`,
+    `until ${admin} clusterList -n '${namesrvAddr}' 2>/dev/null | grep -q broker-a; do`,
     '  i=$((i+1)); if [ "$i" -gt 60 ]; then echo "broker not registered after 10 min" >&2; exit 1; fi',
     '  echo "waiting for broker-a in clusterList"; sleep 10',
     'done',
-    `${admin} updateTopic ${n} -c ${ROCKETMQ.clusterName} -t ${ROCKETMQ.parentTopic} -a +message.type=LITE,+lite.topic.expiration=${liteTopicTtlMinutes}`,
-    `${admin} updateSubGroup ${n} -c ${ROCKETMQ.clusterName} -g ${ROCKETMQ.consumerGroup} -o true -r 5 -p '${retry}' --attributes +lite.bind.topic=${ROCKETMQ.parentTopic},+lite.sub.wildcard=true`,
-    `${admin} topicRoute ${n} -t ${ROCKETMQ.parentTopic}`,
+    `${admin} updateTopic ${n} -t ${ROCKETMQ.parentTopic} -a +message.type=LITE,+lite.topic.expiration=${liteTopicTtlMinutes}`,
+    `${admin} updateSubGroup ${n} -g ${ROCKETMQ.consumerGroup} -o true -r 5 -p '${retry}' --attributes +lite.bind.topic=${ROCKETMQ.parentTopic},+lite.sub.wildcard=true`,
+    `${admin} topicRoute -n '${namesrvAddr}' -t ${ROCKETMQ.parentTopic}`,
+    ...users,
     'echo "sluice: topic and group ready"',
   ].join('\n');
 }

@@ -12,6 +12,8 @@ import type { Construct, IConstruct } from 'constructs';
 import { ROCKETMQ, type BrokerPublicTlsConfig } from '../config.ts';
 import { brokerScript, initScript, namesrvScript, proxyScript } from '../constructs/rocketmq-scripts.ts';
 import { RunTaskToCompletion } from '../constructs/run-task-to-completion.ts';
+import { ROCKETMQ_ROLES, type RocketMQRole } from '../rocketmq/acl.ts';
+import { SECRET_FIELDS } from '../../functions/runtime/contract.ts';
 
 export interface BrokerStackProps extends StackProps {
   readonly stage: string;
@@ -58,8 +60,12 @@ export class BrokerStack extends Stack {
   readonly endpoint: string;
   /** `host:port` of the public TLS endpoint (edge), when enabled. */
   readonly publicEndpoint?: string;
-  /** ACL credentials (`username`, `password`) when the public endpoint is enabled. */
-  readonly credentials?: secretsmanager.ISecret;
+  /** The ACL 2.0 super user (`username`, `password`): the RocketMQ processes and the init task only. */
+  readonly credentials: secretsmanager.ISecret;
+  /** The dispatchers' user: consume the group, send to the parent topic (infra/rocketmq/acl.ts). */
+  readonly dispatcherCredentials: secretsmanager.ISecret;
+  /** The edge's user, with the public endpoint: send to the parent topic only. */
+  readonly edgeCredentials?: secretsmanager.ISecret;
   readonly cluster: ecs.Cluster;
   readonly brokerService: ecs.FargateService;
   readonly proxyService: ecs.FargateService;
@@ -74,7 +80,6 @@ export class BrokerStack extends Stack {
   constructor(scope: Construct, id: string, props: BrokerStackProps) {
     super(scope, id, props);
     const { vpc, stage } = props;
-    const auth = props.publicTls !== undefined;
     const privateSubnets: ec2.SubnetSelection = { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS };
 
     this.cluster = new ecs.Cluster(this, 'Cluster', {
@@ -101,23 +106,33 @@ export class BrokerStack extends Stack {
     });
     const image = ecs.ContainerImage.fromRegistry(props.image);
 
-    if (auth) {
-      this.credentials = new secretsmanager.Secret(this, 'Credentials', {
-        description: `Sluice ${stage}: RocketMQ ACL super user (edge producer, dispatchers, admin)`,
+    // ACL 2.0 in every layout: inside the VPC too, no process may enqueue or read without its user.
+    const userSecret = (id: string, role: string, username: string, description: string) =>
+      new secretsmanager.Secret(this, id, {
+        secretName: `sluice/${stage}/rocketmq/${role}`,
+        description: `Sluice ${stage}: RocketMQ ACL user ${username} (${description})`,
         generateSecretString: {
-          secretStringTemplate: JSON.stringify({ username: 'sluice' }),
-          generateStringKey: 'password',
+          secretStringTemplate: JSON.stringify({ [SECRET_FIELDS.rocketmq.username]: username }),
+          generateStringKey: SECRET_FIELDS.rocketmq.password,
           excludePunctuation: true,
           passwordLength: 32,
         },
       });
+    this.credentials = userSecret('Credentials', 'admin', 'sluice', 'super user of the RocketMQ processes and the init task');
+    this.dispatcherCredentials = userSecret('DispatcherCredentials', 'dispatchers', ROCKETMQ_ROLES.dispatchers.username, 'consumes the group');
+    if (props.publicTls) this.edgeCredentials = userSecret('EdgeCredentials', 'edge', ROCKETMQ_ROLES.edge.username, 'sends to the parent topic');
+    const authSecrets: Record<string, ecs.Secret> = {
+      RMQ_USER: ecs.Secret.fromSecretsManager(this.credentials, SECRET_FIELDS.rocketmq.username),
+      RMQ_PASSWORD: ecs.Secret.fromSecretsManager(this.credentials, SECRET_FIELDS.rocketmq.password),
+    };
+    // The init task creates the role users with their passwords from their secrets.
+    const roleSecrets: Record<string, ecs.Secret> = {};
+    const roles: RocketMQRole[] = [ROCKETMQ_ROLES.dispatchers];
+    for (const [role, secret] of [[ROCKETMQ_ROLES.dispatchers, this.dispatcherCredentials], ...(this.edgeCredentials ? [[ROCKETMQ_ROLES.edge, this.edgeCredentials] as const] : [])] as const) {
+      roleSecrets[role.env.user] = ecs.Secret.fromSecretsManager(secret, SECRET_FIELDS.rocketmq.username);
+      roleSecrets[role.env.password] = ecs.Secret.fromSecretsManager(secret, SECRET_FIELDS.rocketmq.password);
     }
-    const authSecrets: Record<string, ecs.Secret> = this.credentials
-      ? {
-          RMQ_USER: ecs.Secret.fromSecretsManager(this.credentials, 'username'),
-          RMQ_PASSWORD: ecs.Secret.fromSecretsManager(this.credentials, 'password'),
-        }
-      : {};
+    if (this.edgeCredentials) roles.push(ROCKETMQ_ROLES.edge);
 
     // --- name servers: two services so each has a stable DNS name in the broker's list.
     const namesrvNames = ['namesrv-a', 'namesrv-b'];
@@ -199,7 +214,7 @@ export class BrokerStack extends Stack {
     const brokerContainer = brokerTd.addContainer('broker', {
       image,
       entryPoint: ['sh', '-c'],
-      command: [brokerScript({ namesrvAddr, storeDir: STORE_DIR, auth })],
+      command: [brokerScript({ namesrvAddr, storeDir: STORE_DIR })],
       environment: { JAVA_OPT_EXT: `-Xms${heap}m -Xmx${heap}m -XX:MaxDirectMemorySize=${heap}m` },
       secrets: authSecrets,
       portMappings: [{ containerPort: ROCKETMQ.brokerPort }, { containerPort: ROCKETMQ.brokerPort - 2 }],
@@ -230,7 +245,7 @@ export class BrokerStack extends Stack {
     proxyTd.addContainer('proxy', {
       image,
       entryPoint: ['sh', '-c'],
-      command: [proxyScript(namesrvAddr, auth)],
+      command: [proxyScript(namesrvAddr)],
       environment: { JAVA_OPT_EXT: `-Xms${Math.floor(props.proxyMemoryMiB / 2)}m -Xmx${Math.floor(props.proxyMemoryMiB / 2)}m` },
       secrets: authSecrets,
       portMappings: [{ containerPort: ROCKETMQ.grpcPort }, { containerPort: ROCKETMQ.remotingPort }],
@@ -308,13 +323,13 @@ export class BrokerStack extends Stack {
       memoryLimitMiB: 1024,
       runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
     });
-    const script = initScript(namesrvAddr, props.liteTopicTtlMinutes, auth);
+    const script = initScript(namesrvAddr, props.liteTopicTtlMinutes, roles);
     initTd.addContainer('mqadmin', {
       image,
       entryPoint: ['sh', '-c'],
       command: [script],
       environment: { JAVA_OPT_EXT: '-Xms256m -Xmx256m' },
-      secrets: authSecrets,
+      secrets: { ...authSecrets, ...roleSecrets },
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'init' }),
     });
     // Waits for the task and fails the deploy when mqadmin fails: a stack without its topic and group

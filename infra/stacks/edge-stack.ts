@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Stack, type StackProps, Duration, RemovalPolicy, CfnOutput, SecretValue } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -13,6 +14,7 @@ import type { Construct } from 'constructs';
 import { ROCKETMQ } from '../config.ts';
 import { ORIGIN_VERIFY_HEADER, runtimeEnv, SECRET_FIELDS } from '../../functions/runtime/contract.ts';
 import { ConfigStack } from './config-stack.ts';
+import { edgeMaxSyncWaitMs } from '../seed-policy.ts';
 
 export interface EdgeStackProps extends StackProps {
   readonly stage: string;
@@ -42,7 +44,13 @@ export const EDGE_BUNDLING = {
   format: 'esm',
   platform: 'node',
   mainFields: ['module', 'main'],
-  banner: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
+  /**
+   * CommonJS inside the ESM bundle wants `require` and `__dirname`. rocketmq-client-nodejs reads
+   * `join(__dirname, '../../package.json')` when it loads (its user agent); `__dirname` is two
+   * levels under the task root, where the asset ships that file (`assetPackageJson`).
+   */
+  banner:
+    "import { createRequire as __sluiceCreateRequire } from 'node:module'; import { dirname as __sluiceDirname, join as __sluiceJoin } from 'node:path'; import { fileURLToPath as __sluiceFileURLToPath } from 'node:url'; const require = __sluiceCreateRequire(import.meta.url); const __filename = __sluiceFileURLToPath(import.meta.url); const __dirname = __sluiceJoin(__sluiceDirname(__filename), 'bundle', 'dist');",
   /**
    * Nothing is external: the asset runs from an empty directory (the Lambda task root holds
    * only the asset), and the SDK the runtime ships is not the version we test with. An external
@@ -53,6 +61,12 @@ export const EDGE_BUNDLING = {
   /** rocketmq-client-nodejs's one native dependency, replaced by Node's zlib (functions/edge/node-crc32.ts). */
   alias: { '@node-rs/crc32': './functions/edge/node-crc32.ts' },
 } as const;
+
+/** The package.json the asset ships next to index.mjs: what the bundled RocketMQ client reads its version from. */
+export function assetPackageJson(): string {
+  const client = createRequire(import.meta.url)('rocketmq-client-nodejs/package.json') as { version: string };
+  return JSON.stringify({ name: 'sluice-edge', private: true, version: client.version });
+}
 
 /**
  * The edge: the Hono app as a Node.js arm64 Lambda (bundled locally by esbuild),
@@ -130,6 +144,9 @@ export class EdgeStack extends Stack {
         SLUICE_ADMIN_SECRET_ID: adminSecretName,
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
+        // Bytes well inside CloudFront's origin read timeout while a request waits; the status URL before Lambda's timeout.
+        SLUICE_KEEPALIVE_MS: String(Math.floor((props.originReadTimeoutSeconds * 1000) / 4)),
+        SLUICE_MAX_SYNC_WAIT_MS: String(edgeMaxSyncWaitMs(props.timeoutSeconds)),
         ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
         ...(props.brokerCredentials ? { SLUICE_ROCKETMQ_SECRET_ID: props.brokerCredentials.secretArn } : {}),
       }),
@@ -142,6 +159,11 @@ export class EdgeStack extends Stack {
         externalModules: [...EDGE_BUNDLING.external],
         esbuildArgs: Object.fromEntries(Object.entries(EDGE_BUNDLING.alias).map(([from, to]) => [`--alias:${from}`, to])),
         minify: true,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_input: string, output: string) => [`printf '%s' '${assetPackageJson()}' > "${output}/package.json"`],
+        },
         sourceMap: true,
         metafile: false,
       },

@@ -17,17 +17,24 @@ export async function runBrokerInit(options: {
   cacheDir: string;
   namesrv: string;
   log: (line: string) => void;
+  /** The value of one of the init container's ECS secret references (`ValueFrom`). */
+  secret: (valueFrom: unknown) => string;
 }): Promise<{ ok: boolean; detail: string }> {
   const broker = options.app.stack('Broker');
   const commands: string[] = [];
+  // The container's secrets, as ECS injects them (the super user, the users it creates).
+  const secretEnv: Record<string, string> = {};
   for (const [, td] of options.app.resources(broker, 'AWS::ECS::TaskDefinition')) {
-    for (const c of td.Properties.ContainerDefinitions as Array<{ Name: string; Command?: string[] }>) {
-      if (c.Name === 'mqadmin' && c.Command) commands.push(c.Command.join(' '));
+    for (const c of td.Properties.ContainerDefinitions as Array<{ Name: string; Command?: string[]; Secrets?: Array<{ Name: string; ValueFrom: unknown }> }>) {
+      if (c.Name !== 'mqadmin' || !c.Command) continue;
+      commands.push(c.Command.join(' '));
+      for (const s of c.Secrets ?? []) secretEnv[s.Name] = options.secret(s.ValueFrom);
     }
   }
   if (commands.length !== 1) return { ok: false, detail: `expected one mqadmin init container in ${broker.stack}, found ${commands.length}` };
   // -n '<namesrv-a>;<namesrv-b>' -> the local namesrv
   const script = commands[0]!.replace(/-n '[^']*'/g, `-n '${options.namesrv}'`);
+  options.log(`broker init: secrets ${Object.keys(secretEnv).sort().join(', ')} from the stand-in`);
   const home = mkdtempSync(join(tmpdir(), 'sluice-rocketmq-home-'));
   mkdirSync(join(home, 'bin'));
   mkdirSync(join(home, 'conf'));
@@ -37,7 +44,7 @@ export async function runBrokerInit(options: {
   chmodSync(mqadmin, 0o755);
   options.log(`broker init: the stack's mqadmin script, ROCKETMQ_HOME=${home}`);
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', script], { env: { ...process.env, ROCKETMQ_HOME: home, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', script], { env: { ...process.env, ...secretEnv, ROCKETMQ_HOME: home, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const collect = (d: Buffer) => {
       out += d.toString();

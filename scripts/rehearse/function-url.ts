@@ -73,7 +73,10 @@ export async function startFunctionUrl(options: FunctionUrlOptions): Promise<Fun
     const poller = pollers.shift();
     if (poller) return poller(inv);
     queue.push(inv);
-    if (environments.length < options.maxEnvironments && environments.length <= busy) coldStart();
+    // As in Lambda, an invocation no environment will take gets a new one: each environment still
+    // initializing takes one queued invocation when it polls; the rest would wait behind a busy one.
+    const initializing = environments.length - busy - pollers.length;
+    if (environments.length < options.maxEnvironments && queue.length > initializing) coldStart();
   }
 
   let started = 0;
@@ -183,7 +186,11 @@ export async function startFunctionUrl(options: FunctionUrlOptions): Promise<Fun
         if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ Message: 'Internal Server Error', error }));
         else res.destroy();
       },
-      respond: (stream) => relay(stream, res, arm, () => clearTimeout(timer)),
+      respond: (stream) => {
+        // CloudFront has already answered (504 on its origin read timeout): the function's response goes nowhere.
+        if (res.headersSent) return void stream.resume();
+        relay(stream, res, arm, () => clearTimeout(timer));
+      },
     });
   }
   await listen(front);

@@ -10,9 +10,9 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { CreateSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -27,8 +27,10 @@ import { startRocketMQ } from '../rocketmq/index.ts';
 import { freePort } from '../rocketmq/ports.ts';
 import { startUpstashRestServer } from '../upstash-rest/server.ts';
 import { runBrokerInit } from './broker-init.ts';
+import { deployedRocketMQConf, expandCredentials } from './broker-conf.ts';
 import { buildImage } from './dockerfile.ts';
 import { startFunctionUrl } from './function-url.ts';
+import { startTlsListener } from './tls-listener.ts';
 import { ensureRic, startRicEnvironment } from './lambda-ric.ts';
 import { eachLine } from './lines.ts';
 import { emfMetrics, sameMetric, watchedMetrics } from './metrics.ts';
@@ -41,8 +43,19 @@ export interface RehearseOptions {
   readonly edgeAsset?: string;
   /** Reuse a synthesized assembly instead of running `cdk synth`. */
   readonly cdkOut?: string;
+  /**
+   * default: the edge spills every request to SQS. brokerPublicTls: the edge sends to RocketMQ
+   * itself, over TLS through the public NLB (a local stand-in), as its own ACL user.
+   */
+  readonly layout?: Layout;
   readonly log: (line: string) => void;
 }
+
+export type Layout = 'default' | 'brokerPublicTls';
+export const LAYOUTS: readonly Layout[] = ['default', 'brokerPublicTls'];
+
+/** The context a user sets for the TLS layout; the domain stands for a CNAME to the public NLB. */
+const PUBLIC_TLS = { certificateArn: 'arn:aws:acm:us-east-1:000000000000:certificate/rehearsal', domainName: 'mq.rehearsal.test' };
 
 export interface RehearseReport {
   readonly ok: boolean;
@@ -52,6 +65,9 @@ export interface RehearseReport {
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';
 const PROXY_NLB_HOST = 'proxy-nlb.rehearsal.internal';
+const SLOW_MODEL = 'sim-llm-slow';
+/** Two tokens of this: an answer that comes after CloudFront's 60 s origin read timeout. */
+const SLOW_TOKEN_MS = 33_000;
 const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'rehearsal', AWS_SECRET_ACCESS_KEY: 'rehearsal' };
 
 export async function rehearse(options: RehearseOptions): Promise<RehearseReport> {
@@ -74,13 +90,22 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       gpu.close();
       await new Promise((r) => gpuServer.close(r));
     });
-    const gpuEndpoints = { 'sim-llm': [`http://127.0.0.1:${gpuPort}/v1`] };
+    // A second model whose GPU takes longer than CloudFront's origin read timeout to answer.
+    const slowPort = await freePort();
+    const slowGpu = createGpuSim({ clock: systemClock, models: [SLOW_MODEL], slots: 2, baseTokenMs: SLOW_TOKEN_MS, minOutputTokens: 2, maxOutputTokens: 2 });
+    const slowServer = serve({ fetch: slowGpu.app.fetch, hostname: '127.0.0.1', port: slowPort });
+    stops.push(async () => {
+      slowGpu.close();
+      await new Promise((r) => slowServer.close(r));
+    });
+    const gpuEndpoints = { 'sim-llm': [`http://127.0.0.1:${gpuPort}/v1`], [SLOW_MODEL]: [`http://127.0.0.1:${slowPort}/v1`] };
 
     // --- synthesize (as `cdk deploy` would first), offline.
     const out = options.cdkOut ?? join(work, 'cdk.out');
     if (!options.cdkOut) {
       log(`cdk synth -> ${out}`);
-      const r = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '--ci', '-o', out, '-c', `gpuEndpoints=${JSON.stringify(gpuEndpoints)}`], {
+      const layoutContext = options.layout === 'brokerPublicTls' ? ['-c', `brokerPublicTls=${JSON.stringify(PUBLIC_TLS)}`] : [];
+      const r = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '--ci', '-o', out, '-c', `gpuEndpoints=${JSON.stringify(gpuEndpoints)}`, ...layoutContext], {
         cwd: repoRoot,
         env: offlineEnv(),
         encoding: 'utf8',
@@ -94,6 +119,30 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const configStack = app.stack('Config');
     const queuesStack = app.stack('Queues');
 
+    // Secrets the stacks create, generated as their templates say: RocketMQ needs its users' before it starts.
+    const generated = new Map<string, string>();
+    for (const t of app.templates.values()) {
+      for (const [id, r] of app.resources(t, 'AWS::SecretsManager::Secret')) {
+        const gen = r.Properties.GenerateSecretString as { SecretStringTemplate?: string; GenerateStringKey?: string } | undefined;
+        if (typeof r.Properties.Name !== 'string') throw new Error(`${t.stack}/${id}: a secret without a name cannot be found by operators (or here)`);
+        generated.set(r.Properties.Name, gen?.GenerateStringKey
+          ? JSON.stringify({ ...JSON.parse(gen.SecretStringTemplate ?? '{}'), [gen.GenerateStringKey]: randomBytes(24).toString('hex') })
+          : randomBytes(24).toString('hex'));
+        log(`secret ${r.Properties.Name} (${t.stack}/${id}) generated as the template says`);
+      }
+    }
+    const generatedField = (valueFrom: string) => secretReference(valueFrom, (name) => must(generated.get(name), `secret ${name} is not in the templates`));
+
+    // The broker.conf and proxy settings the Broker stack deploys, with its super user's credentials.
+    const deployed = deployedRocketMQConf(app);
+    const adminRef = app.resolve(app.stack('Broker'), must(deployed.credentialsSecret, 'the broker runs without ACL credentials'), world0());
+    const admin = JSON.parse(must(generated.get(secretName(adminRef)), `secret ${adminRef} is not in the templates`)) as { username: string; password: string };
+    const rocketmqConfig = {
+      brokerSettings: expandCredentials(deployed.broker, admin.username, admin.password),
+      proxySettings: expandCredentials(deployed.proxy, admin.username, admin.password),
+    };
+    log(`RocketMQ runs the Broker stack's broker.conf: ${Object.keys(deployed.broker).join(', ')}`);
+
     // --- local stand-ins for AWS, started side by side.
     log('starting redis-server + Upstash REST, moto, ElasticMQ, RocketMQ');
     const upstashToken = createHash('sha256').update(work).digest('hex');
@@ -101,11 +150,11 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       startRedisServer({ log: (m) => log(`[redis] ${m}`) }),
       startMoto((m) => log(`[moto] ${m}`)),
       startElasticMQ({ cacheDir: cache, log: (m) => log(`[elasticmq] ${m}`) }),
-      // Its own topic and group under other names: sluice's are created by the stack's init script below.
-      startRocketMQ({ cacheDir: cache, parentTopic: 'rehearsal-unused', consumerGroup: 'rehearsal-unused', log: (m) => log(`[rocketmq] ${m}`) }),
+      // No topic or group of its own: the stack's init script below creates them, and its users.
+      startRocketMQ({ cacheDir: cache, createTopicAndGroup: false, config: rocketmqConfig, log: (m) => log(`[rocketmq] ${m}`) }),
     ]);
     stops.push(() => redis.close(), () => moto.close(), () => elasticmq.stop(), () => rocketmq.stop());
-    const init = await runBrokerInit({ app, cacheDir: cache, namesrv: rocketmq.namesrv, log });
+    const init = await runBrokerInit({ app, cacheDir: cache, namesrv: rocketmq.namesrv, log, secret: (valueFrom) => generatedField(app.resolve(app.stack('Broker'), valueFrom, world0())) });
     check('broker init task (the Broker stack\'s mqadmin script) creates the topic and group', init.ok, init.detail);
     if (!init.ok) throw new Error('the broker init task failed; the deploy would fail here');
     const upstash = await startUpstashRestServer({ redisUrl: redis.url, token: upstashToken });
@@ -147,18 +196,8 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       await ssm.send(new PutParameterCommand({ Name: name, Value: app.resolve(configStack, p.Properties.Value, world), Type: 'String', Overwrite: true }));
       log(`ssm ${name} seeded from the template`);
     }
-    // Secrets the stacks create (generated values), then the one the README has the user create.
-    for (const t of app.templates.values()) {
-      for (const [id, r] of app.resources(t, 'AWS::SecretsManager::Secret')) {
-        const gen = r.Properties.GenerateSecretString as { SecretStringTemplate?: string; GenerateStringKey?: string } | undefined;
-        if (typeof r.Properties.Name !== 'string') continue;
-        const value = gen?.GenerateStringKey
-          ? JSON.stringify({ ...JSON.parse(gen.SecretStringTemplate ?? '{}'), [gen.GenerateStringKey]: randomBytes(24).toString('hex') })
-          : randomBytes(24).toString('hex');
-        await secrets.send(new CreateSecretCommand({ Name: r.Properties.Name, SecretString: value }));
-        log(`secret ${r.Properties.Name} (${t.stack}/${id}) generated as the template says`);
-      }
-    }
+    // Secrets the stacks create (generated above), then the one the README has the user create.
+    for (const [name, value] of generated) await secrets.send(new CreateSecretCommand({ Name: name, SecretString: value }));
     const upstashSecretName = app.resolve(configStack, app.output(configStack, 'UpstashSecretName'), world);
     await secrets.send(new CreateSecretCommand({ Name: upstashSecretName, SecretString: JSON.stringify({ url: upstash.url, token: upstashToken }) }));
     log(`secret ${upstashSecretName} created as infra/README.md says (url, token)`);
@@ -207,11 +246,24 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const assetFile = options.edgeAsset ?? join(out, `asset.${String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
     const taskRoot = join(work, 'var-task');
     mkdirSync(taskRoot);
-    copyFileSync(assetFile, join(taskRoot, 'index.mjs'));
-    log(`edge asset ${assetFile} copied alone into ${taskRoot}`);
+    if (options.edgeAsset) copyFileSync(assetFile, join(taskRoot, 'index.mjs'));
+    // The asset directory is what the function's zip holds (index.mjs, its source map, package.json).
+    else cpSync(dirname(assetFile), taskRoot, { recursive: true });
+    log(`edge asset ${options.edgeAsset ? assetFile : dirname(assetFile)} copied alone into ${taskRoot}: ${readdirSync(taskRoot).join(', ')}`);
     const fnEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(((fn.Properties.Environment as { Variables?: Record<string, unknown> })?.Variables ?? {}))) fnEnv[k] = app.resolve(edgeStack, v, world);
     standInForProxy(fnEnv, rocketmq.endpoints);
+    // The public NLB's TLS listener: its domain stands for a local TLS terminator in front of the proxy.
+    const tlsEnv: Record<string, string> = {};
+    if (fnEnv.SLUICE_ROCKETMQ_ENDPOINTS?.startsWith(`${PUBLIC_TLS.domainName}:`)) {
+      const [host, port] = rocketmq.endpoints.split(':');
+      const nlb = await startTlsListener({ dir: work, target: { host: host!, port: Number(port) } });
+      stops.push(() => nlb.close());
+      fnEnv.SLUICE_ROCKETMQ_ENDPOINTS = nlb.endpoint;
+      // The ACM certificate's chain is in every trust store; the local one is trusted here.
+      tlsEnv.NODE_EXTRA_CA_CERTS = nlb.caFile;
+      log(`public NLB TLS listener (TLS 1.3) stood in by ${nlb.endpoint} -> proxy ${rocketmq.endpoints}`);
+    }
     const runtime = String(fn.Properties.Runtime);
     const [, dist] = one(app.resources(edgeStack, 'AWS::CloudFront::Distribution'), 'distribution');
     const origin = ((dist.Properties.DistributionConfig as {
@@ -240,6 +292,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
           index,
           env: {
             ...fnEnv,
+            ...tlsEnv,
             ...CREDENTIALS,
             ...endpoints,
             PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -273,6 +326,8 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       baseUrl: front.url,
       functionUrl: front.functionUrl,
       model: 'sim-llm',
+      slowModel: SLOW_MODEL,
+      originReadTimeoutSeconds: origin.CustomOriginConfig.OriginReadTimeout,
       log,
       putParameter: async (name, value) => void (await ssm.send(new PutParameterCommand({ Name: `${policyPath}/${name}`, Value: value, Type: 'String', Overwrite: true }))),
       getParameter: async (name) => (await ssm.send(new GetParameterCommand({ Name: `${policyPath}/${name}` }))).Parameter!.Value!,
@@ -342,13 +397,35 @@ async function dynamicReferences(client: SecretsManagerClient, value: string): P
 
 /** An ECS secret reference, `arn:...:secret:<name>:<json field>::`, read from the stand-in. */
 async function secretValue(client: SecretsManagerClient, valueFrom: string): Promise<string> {
-  const m = /:secret:(.+?):([^:]*):([^:]*):([^:]*)$/.exec(valueFrom);
+  const secret = await client.send(new GetSecretValueCommand({ SecretId: secretName(valueFrom) }));
+  return secretReference(valueFrom, () => secret.SecretString!);
+}
+
+const ECS_SECRET_REF = /:secret:(.+?):([^:]*):([^:]*):([^:]*)$/;
+
+function secretName(valueFrom: string): string {
+  const m = ECS_SECRET_REF.exec(valueFrom);
   if (!m) throw new Error(`unexpected ECS secret reference ${valueFrom}`);
-  const secret = await client.send(new GetSecretValueCommand({ SecretId: m[1] }));
-  if (!m[2]) return secret.SecretString!;
-  const value = (JSON.parse(secret.SecretString!) as Record<string, unknown>)[m[2]];
+  return m[1]!;
+}
+
+/** The value an ECS secret reference names: the whole secret, or one JSON field of it. */
+function secretReference(valueFrom: string, read: (name: string) => string): string {
+  const m = ECS_SECRET_REF.exec(valueFrom);
+  if (!m) throw new Error(`unexpected ECS secret reference ${valueFrom}`);
+  const whole = read(m[1]!);
+  if (!m[2]) return whole;
+  const value = (JSON.parse(whole) as Record<string, unknown>)[m[2]];
   if (typeof value !== 'string') throw new Error(`secret ${m[1]} has no field ${m[2]}`);
   return value;
+}
+
+/** Resolving secret references needs only region and account. */
+function world0(): LocalWorld {
+  const none = (what: string) => () => {
+    throw new Error(`${what} is not known yet`);
+  };
+  return { region: REGION, account: ACCOUNT, queueUrl: none('queue url'), queueArn: none('queue arn'), loadBalancerHost: () => PROXY_NLB_HOST };
 }
 
 function dockerAsset(out: string, stack: string): { dockerFile: string } {

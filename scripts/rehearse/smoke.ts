@@ -12,6 +12,9 @@ export interface SmokeOptions {
   /** The admin API's key, as an operator reads it from Secrets Manager. */
   readonly adminKey: string;
   readonly model: string;
+  /** A model whose GPU answers only after the origin read timeout: a sync request to it must not be cut. */
+  readonly slowModel: string;
+  readonly originReadTimeoutSeconds: number;
   readonly log: (line: string) => void;
   putParameter(name: string, value: string): Promise<void>;
   getParameter(name: string): Promise<string>;
@@ -30,10 +33,16 @@ export async function smoke(o: SmokeOptions): Promise<SmokeResult> {
   const hash = createHash('sha256').update(key).digest('hex');
   await o.putParameter('tenants', JSON.stringify({ acme: {} }));
   await o.putParameter('accounts', JSON.stringify({ 'acme-app': { tenant: 'acme', tier: 'realtime', keyHashes: [hash] } }));
+  // The edge and the dispatchers re-read the policy within the refresh interval; a request sent
+  // sooner may reach a dispatcher that does not know the account yet (it answers 404), as in AWS.
+  o.log(`account added; waiting the policy refresh interval (${o.refreshMs / 1000} s) as infra/README.md tells a user to`);
+  await sleep(o.refreshMs + 2_000);
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const chat = (extra: Record<string, unknown>) =>
     JSON.stringify({ model: o.model, messages: [{ role: 'user', content: 'Say hello in a few words.' }], max_tokens: 48, ...extra });
 
+  // Started first, read last: it waits past CloudFront's origin read timeout while the rest runs.
+  const long = longSync(o, headers, JSON.stringify({ model: o.slowModel, messages: [{ role: 'user', content: 'Take your time.' }], max_tokens: 2 }));
   try {
     // sync
     const t0 = performance.now();
@@ -115,7 +124,24 @@ export async function smoke(o: SmokeOptions): Promise<SmokeResult> {
   } catch (err) {
     check('smoke requests', false, err instanceof Error ? err.message : String(err));
   }
+  const l = await long;
+  check(`sync request waiting past the origin read timeout (${o.originReadTimeoutSeconds} s) is kept alive`,
+    l.status === 200 && l.object === 'chat.completion' && l.seconds > o.originReadTimeoutSeconds,
+    `${l.status} after ${l.seconds.toFixed(1)} s, keepalive ${l.keepalive}, ${l.leading} leading whitespace bytes: ${l.text.trim().slice(0, 120)}`);
   return { checks };
+}
+
+/** A sync chat completion that takes longer than the origin read timeout, as an OpenAI client reads it (JSON.parse of the body). */
+async function longSync(o: SmokeOptions, headers: Record<string, string>, body: string) {
+  const t0 = performance.now();
+  try {
+    const res = await fetch(`${o.baseUrl}/v1/chat/completions`, { method: 'POST', headers, body });
+    const text = await res.text();
+    const seconds = (performance.now() - t0) / 1000;
+    return { status: res.status, text, seconds, keepalive: res.headers.get('x-sluice-keepalive'), leading: /^\s*/.exec(text)![0].length, object: safeJson(text)?.object };
+  } catch (err) {
+    return { status: 0, text: String(err), seconds: (performance.now() - t0) / 1000, keepalive: null, leading: 0, object: undefined };
+  }
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

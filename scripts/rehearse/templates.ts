@@ -89,6 +89,10 @@ export class Assembly {
       const r = t.Resources[ref];
       if (r?.Type === 'AWS::SQS::Queue') return world.queueUrl(this.resolve(t, r.Properties.QueueName, world));
       if (r?.Type === 'AWS::SSM::Parameter') return this.resolve(t, r.Properties.Name, world);
+      // A named secret's ARN without the random suffix: Secrets Manager (and moto) take it as the id.
+      if (r?.Type === 'AWS::SecretsManager::Secret' && typeof r.Properties.Name === 'string') {
+        return `arn:aws:secretsmanager:${world.region}:${world.account}:secret:${r.Properties.Name}`;
+      }
       throw new Error(`${t.stack}: cannot resolve Ref ${ref} (${r?.Type ?? 'unknown'})`);
     }
     if ('Fn::GetAtt' in v) {

@@ -1,5 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ROCKETMQ } from '../../infra/config.ts';
+import { brokerConf as oneBrokerConf, formatProps, PLACE_KEYS } from '../../infra/rocketmq/broker-conf.ts';
 
 export interface RocketMQPorts {
   readonly namesrv: number;
@@ -16,55 +18,34 @@ export interface HomeFiles {
   readonly proxyConf: string;
 }
 
-export const CLUSTER = 'DefaultCluster';
+export const CLUSTER = ROCKETMQ.clusterName;
+
+export interface HomeOptions {
+  /**
+   * A broker.conf read from elsewhere (the rehearsal: the Broker stack's), used as is but for
+   * where the broker runs (PLACE_KEYS). Default: the one broker.conf, infra/rocketmq/broker-conf.ts.
+   */
+  readonly brokerSettings?: Record<string, string>;
+  /** Proxy settings read from elsewhere (the rehearsal: the Broker stack's), over the local ones but for ports and addresses. */
+  readonly proxySettings?: Record<string, unknown>;
+}
 
 /**
- * Writes the three server configs into `home`. Keys are checked against the 5.5.0
- * sources (NettyServerConfig, BrokerConfig, MessageStoreConfig, ProxyConfig).
+ * Writes the three server configs into `home`: the broker's from the one broker.conf the
+ * Broker stack deploys, with local ports, addresses and paths.
  */
-export function writeHome(home: string, ports: RocketMQPorts): HomeFiles {
+export function writeHome(home: string, ports: RocketMQPorts, options: HomeOptions = {}): HomeFiles {
   mkdirSync(join(home, 'conf'), { recursive: true });
   const namesrvConf = join(home, 'conf', 'namesrv.conf');
-  writeFileSync(namesrvConf, props({ listenPort: ports.namesrv, bindAddress: '127.0.0.1' }));
+  writeFileSync(namesrvConf, formatProps({ listenPort: ports.namesrv, bindAddress: '127.0.0.1' }));
 
   const brokerConf = join(home, 'conf', 'broker.conf');
-  writeFileSync(
-    brokerConf,
-    props({
-      brokerClusterName: CLUSTER,
-      brokerName: 'broker-a',
-      brokerId: 0,
-      brokerRole: 'ASYNC_MASTER',
-      flushDiskType: 'ASYNC_FLUSH',
-      brokerIP1: '127.0.0.1',
-      listenPort: ports.broker,
-      bindAddress: '127.0.0.1',
-      namesrvAddr: `127.0.0.1:${ports.namesrv}`,
-      storePathRootDir: join(home, 'store'),
-      storePathCommitLog: join(home, 'store', 'commitlog'),
-      // LiteTopics are LMQ queues written through multi-dispatch; both are off by default.
-      enableLmq: true,
-      enableMultiDispatch: true,
-      // Without the quota flag the broker creates LiteTopics until mmap or disk give
-      // out; with it, a new LiteTopic past the cap is refused (LMQ_QUOTA_EXCEEDED, which
-      // the proxy reports as LITE_TOPIC_QUOTA_EXCEEDED) and existing ones keep working.
-      enableLmqQuota: true,
-      maxLmqConsumeQueueNum: 30_000,
-      // A wildcard consumer that (re)connects learns of LiteTopics with pending
-      // messages from a full scan, scheduled 5 s after it registers and run by a loop
-      // that wakes every liteEventCheckInterval (10 s by default): messages sent while
-      // no consumer was connected waited ~14 s. With 1 s, ~6 s.
-      liteEventCheckInterval: 1_000,
-      liteEventFullDispatchDelayTimeForWildcardGroup: 2_000,
-      // Sparse files, but each LiteTopic maps its own consume-queue file: keep the
-      // per-file size small so thousands of LiteTopics fit in address space and disk.
-      mappedFileSizeCommitLog: 256 * 1024 * 1024,
-      mappedFileSizeConsumeQueue: 30_000 * 20,
-      // A test box shares its disk with everything else; the 75% default would make
-      // the broker refuse writes on a busy CI runner.
-      diskMaxUsedSpaceRatio: 95,
-    }),
-  );
+  const place = { listenPort: ports.broker, namesrvAddr: `127.0.0.1:${ports.namesrv}`, storeDir: join(home, 'store'), brokerIP1: '127.0.0.1', bindAddress: '127.0.0.1' };
+  const local = oneBrokerConf(place);
+  const settings = options.brokerSettings
+    ? { ...withoutPlace(options.brokerSettings), ...Object.fromEntries(PLACE_KEYS.map((k) => [k, local[k]!])) }
+    : local;
+  writeFileSync(brokerConf, formatProps(settings));
 
   const proxyConf = join(home, 'conf', 'rmq-proxy.json');
   writeFileSync(
@@ -82,6 +63,7 @@ export function writeHome(home: string, ports: RocketMQPorts): HomeFiles {
         // before it returns; 5 s keeps consumer restarts in tests short. New messages
         // still end a long poll at once.
         grpcClientConsumerMaxLongPollingTimeoutMillis: 5000,
+        ...withoutProxyPlace(options.proxySettings ?? {}),
       },
       null,
       2,
@@ -90,8 +72,13 @@ export function writeHome(home: string, ports: RocketMQPorts): HomeFiles {
   return { home, namesrvConf, brokerConf, proxyConf };
 }
 
-function props(values: Record<string, string | number | boolean>): string {
-  return Object.entries(values)
-    .map(([k, v]) => `${k}=${v}`)
-    .join('\n') + '\n';
+function withoutProxyPlace(settings: Record<string, unknown>): Record<string, unknown> {
+  const { namesrvAddr: _n, grpcServerPort: _g, remotingListenPort: _r, ...rest } = settings;
+  return rest;
+}
+
+function withoutPlace(settings: Record<string, string>): Record<string, string> {
+  const out = { ...settings };
+  for (const k of PLACE_KEYS) delete out[k];
+  return out;
 }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLiteParentTopic, createWildcardGroup, updateBrokerConfig, type WildcardGroupOptions } from './admin.ts';
-import { writeHome, type HomeFiles, type RocketMQPorts } from './config.ts';
+import { writeHome, type HomeFiles, type HomeOptions, type RocketMQPorts } from './config.ts';
 import { killJava, portAccepts, startJava, stopJava, waitUntil, type JavaProcess } from './jvm.ts';
 import { fetchJars } from './maven.ts';
 import { brokerRegistered } from './remoting.ts';
@@ -11,6 +11,8 @@ import { ROCKETMQ_ARTIFACTS, ROCKETMQ_VERSION } from './version.ts';
 
 export const DEFAULT_PARENT_TOPIC = 'sluice-requests';
 export const DEFAULT_CONSUMER_GROUP = 'sluice-dispatchers';
+/** Per JVM: on a shared two-core machine under load, a namesrv has taken over a minute to open its port. */
+const START_TIMEOUT_MS = 180_000;
 
 export interface StartRocketMQOptions {
   /** Jar cache root; `<cacheDir>/rocketmq-<version>/lib` holds the classpath. */
@@ -23,6 +25,13 @@ export interface StartRocketMQOptions {
   readonly group?: Partial<WildcardGroupOptions>;
   /** Minutes; the broker will not reclaim faster than 15. */
   readonly liteTopicExpirationMinutes?: number;
+  /**
+   * false: create no topic or group at start (the rehearsal runs the stack's own init script,
+   * and a broker with ACL refuses this module's unauthenticated admin calls).
+   */
+  readonly createTopicAndGroup?: boolean;
+  /** The broker.conf and proxy ACL to run with (the rehearsal: the Broker stack's); default the one broker.conf. */
+  readonly config?: HomeOptions;
   readonly log?: (line: string) => void;
 }
 
@@ -74,7 +83,7 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
     proxyGrpc: opts.ports?.proxyGrpc ?? (await freePort()),
     proxyRemoting: opts.ports?.proxyRemoting ?? (await freePort()),
   };
-  const files = writeHome(home, ports);
+  const files = writeHome(home, ports, opts.config);
   const namesrv = `127.0.0.1:${ports.namesrv}`;
   const brokerAddr = `127.0.0.1:${ports.broker}`;
   const parentTopic = opts.parentTopic ?? DEFAULT_PARENT_TOPIC;
@@ -92,13 +101,13 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
   try {
     log(`starting namesrv on ${namesrv}`);
     procs.namesrv = startServer(libDir, files, 'namesrv', 'org.apache.rocketmq.namesrv.NamesrvStartup', ['-c', files.namesrvConf], '-Xms128m -Xmx256m');
-    await waitUntil('namesrv port', () => portAccepts(ports.namesrv), { timeoutMs: 60_000, proc: procs.namesrv });
+    await waitUntil('namesrv port', () => portAccepts(ports.namesrv), { timeoutMs: START_TIMEOUT_MS, proc: procs.namesrv });
 
     const startBroker = async () => {
       log(`starting broker on ${brokerAddr}`);
       procs.broker = startServer(libDir, files, 'broker', 'org.apache.rocketmq.broker.BrokerStartup', ['-c', files.brokerConf], '-Xms256m -Xmx1g -XX:MaxDirectMemorySize=512m');
-      await waitUntil('broker port', () => portAccepts(ports.broker), { timeoutMs: 90_000, proc: procs.broker });
-      await waitUntil('broker in clusterList', () => brokerRegistered(namesrv, brokerAddr), { timeoutMs: 90_000, proc: procs.broker });
+      await waitUntil('broker port', () => portAccepts(ports.broker), { timeoutMs: START_TIMEOUT_MS, proc: procs.broker });
+      await waitUntil('broker in clusterList', () => brokerRegistered(namesrv, brokerAddr), { timeoutMs: START_TIMEOUT_MS, proc: procs.broker });
     };
     await startBroker();
 
@@ -113,10 +122,12 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
     );
     const expiration = opts.liteTopicExpirationMinutes ?? 60;
     await Promise.all([
-      createLiteParentTopic(brokerAddr, parentTopic, { expirationMinutes: expiration }).then(() =>
-        createWildcardGroup(brokerAddr, consumerGroup, parentTopic, { ...DEFAULT_GROUP, ...opts.group }),
-      ),
-      waitUntil('proxy gRPC port', () => portAccepts(ports.proxyGrpc), { timeoutMs: 90_000, proc: procs.proxy }),
+      opts.createTopicAndGroup === false
+        ? undefined
+        : createLiteParentTopic(brokerAddr, parentTopic, { expirationMinutes: expiration }).then(() =>
+            createWildcardGroup(brokerAddr, consumerGroup, parentTopic, { ...DEFAULT_GROUP, ...opts.group }),
+          ),
+      waitUntil('proxy gRPC port', () => portAccepts(ports.proxyGrpc), { timeoutMs: START_TIMEOUT_MS, proc: procs.proxy }),
     ]);
     log(`ready in ${((performance.now() - started) / 1000).toFixed(1)} s: endpoints 127.0.0.1:${ports.proxyGrpc}`);
 

@@ -91,7 +91,7 @@ function placeholder(name: string): string {
   if (name === 'SLUICE_ROCKETMQ_ENDPOINTS') return 'mq.example.com:8081';
   if (name === 'SLUICE_POLICY_SSM_PATH') return '/sluice/x/policy';
   if (name === 'SLUICE_ROCKETMQ_TLS') return 'true';
-  if (name === 'SLUICE_DRAIN_MS') return '115000';
+  if (name.endsWith('_MS')) return '115000';
   return 'x';
 }
 

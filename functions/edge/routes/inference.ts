@@ -3,7 +3,7 @@
  * admit, enqueue to the LiteTopic, then answer sync, streaming or async.
  */
 import { Hono, type Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
+import { stream, streamSSE } from 'hono/streaming';
 import { encodeEnvelope, MAX_ENVELOPE_BODY_DEPTH, type Envelope, type Operation, type ReplyMode } from '../../../lib/envelope.js';
 import { admit } from '../../../lib/admission/admit.js';
 import { rateLimitHeaders } from '../../../lib/admission/headers.js';
@@ -16,6 +16,7 @@ import { DEFAULT_MAX_BODY_DEPTH, limitBody, readJsonBody, requireJson } from '..
 import type { RequestIdEnv } from '../middleware/request-id.js';
 import { estimateTokens } from '../estimate.js';
 import { checkPublicBaseUrl, requestStatusUrl } from '../public-url.js';
+import { JSON_KEEPALIVE, SSE_KEEPALIVE, awaitKeepingAlive, within } from '../keepalive.js';
 import { endsWithDone, streamRelay } from '../relay.js';
 import { bodies, crossFieldIssue } from '../schemas.js';
 
@@ -31,6 +32,8 @@ const ROUTES: Array<[string, Operation]> = [
 export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   const app = new Hono<Env>();
   const upstreamTimeoutMs = deps.options?.upstreamTimeoutMs ?? 120_000;
+  const keepaliveMs = deps.options?.keepaliveMs ?? 15_000;
+  const maxSyncWaitMs = deps.options?.maxSyncWaitMs ?? Number.POSITIVE_INFINITY;
   const maxBodyDepth = Math.min(deps.options?.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH, MAX_ENVELOPE_BODY_DEPTH);
   checkPublicBaseUrl(deps.options?.publicBaseUrl);
   const statusUrl = (id: string) => requestStatusUrl(deps.options?.publicBaseUrl, id);
@@ -96,11 +99,34 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       c.header('location', statusUrl(envelope.id));
       return c.json({ id: envelope.id, object: 'sluice.request', status: 'queued', status_url: statusUrl(envelope.id) }, 202);
     }
-    const waitMs = envelope.deadline - now + upstreamTimeoutMs;
+    const waitMs = Math.min(envelope.deadline - now + upstreamTimeoutMs, maxSyncWaitMs);
     if (mode === 'stream') return relayStream(c, envelope, waitMs);
-    const result = await deps.results.wait(envelope.id, waitMs, waitSignal(c));
-    if (!result) throw stillRunning(c, envelope.id);
-    return resultResponse(c, result);
+    const pending = deps.results.wait(envelope.id, waitMs, waitSignal(c));
+    const early = await within(deps.clock, pending, keepaliveMs);
+    if (!early) return keptAliveJson(c, envelope.id, pending);
+    if (!early.value) throw stillRunning(c, envelope.id);
+    return resultResponse(c, early.value);
+  }
+
+  /**
+   * A sync answer that has not come within `keepaliveMs`: commit to 200 and a JSON body, send a
+   * newline every `keepaliveMs` so CloudFront does not cut the connection, then the body. What
+   * would have been an error status arrives as the OpenAI error object (`{"error": ...}`) in it.
+   */
+  function keptAliveJson(c: Context<Env>, id: string, pending: Promise<StoredResult | undefined>): Response {
+    c.header('content-type', 'application/json; charset=UTF-8');
+    c.header('x-sluice-keepalive', 'whitespace');
+    return stream(c, async (out) => {
+      let body: unknown;
+      try {
+        const result = await awaitKeepingAlive(deps.clock, pending, keepaliveMs, () => out.write(JSON_KEEPALIVE).then(() => {}));
+        body = result ? result.body : stillRunning(c, id).body();
+      } catch (error) {
+        deps.log.warn({ id, err: String(error) }, 'sync wait failed after keepalive');
+        body = stillRunning(c, id).body();
+      }
+      await out.write(JSON.stringify(body));
+    });
   }
 
   async function parseBody(c: Context<Env>, operation: Operation) {
@@ -146,8 +172,10 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   async function relayStream(c: Context<Env>, envelope: Envelope, waitMs: number): Promise<Response> {
     const signal = waitSignal(c);
     const chunks = deps.results.chunks(envelope.id, waitMs, signal)[Symbol.asyncIterator]();
-    const first = await chunks.next();
-    if (first.done) {
+    const firstChunk = chunks.next();
+    // Within keepaliveMs the status can still say what happened; past it, the stream starts with comments.
+    const early = await within(deps.clock, firstChunk, keepaliveMs);
+    if (early?.value.done) {
       // No chunk at all: answer with a plain status so clients see a real error.
       const result = await deps.results.get(envelope.id);
       if (!result || result.status === 'queued') throw stillRunning(c, envelope.id);
@@ -155,15 +183,18 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     }
     const relay = streamRelay(envelope.operation, envelope.body);
     return streamSSE(c, async (sse) => {
+      let sent = 0;
       const write = async (data: string) => {
         const event = relay(data);
         if (event) await sse.writeSSE(event);
+        sent++;
       };
-      if (!first.done) await write(first.value);
-      for (let next = await chunks.next(); !next.done; next = await chunks.next()) await write(next.value);
+      const next = (p: Promise<IteratorResult<string>>) => awaitKeepingAlive(deps.clock, p, keepaliveMs, () => sse.write(SSE_KEEPALIVE).then(() => {}));
+      for (let item = await next(firstChunk); !item.done; item = await next(chunks.next())) await write(item.value);
       const result = await deps.results.get(envelope.id);
       if (result && result.status !== 'completed' && result.status !== 'queued') await sse.writeSSE({ data: JSON.stringify(result.body) });
       else if (!result && deps.stopWaiting?.aborted) await sse.writeSSE({ data: JSON.stringify(shuttingDown('Sluice stopped before this stream ended.').body()) });
+      else if (sent === 0 && (!result || result.status === 'queued')) await sse.writeSSE({ data: JSON.stringify(stillRunning(c, envelope.id).body()) });
       if (endsWithDone(envelope.operation)) await sse.writeSSE({ data: '[DONE]' });
     });
   }
