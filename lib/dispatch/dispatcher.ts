@@ -25,6 +25,7 @@ import type { UpstreamClient, UpstreamReply } from '../upstream/client.js';
 import { openAiError } from '../openai-error.js';
 import type { DeadLetterSink, DispatchEvent, ParkCause, SuspendCause } from './types.js';
 import { createCongestion, type Congestion } from './congestion.js';
+import { own } from '../policy/lookup.js';
 import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
@@ -39,6 +40,12 @@ export interface DispatcherOptions {
   readonly leaseMs?: number;
   /** How often a paused tenant's or account's queued work looks again. */
   readonly pausedRecheckMs?: number;
+  /**
+   * An envelope naming a model or account this dispatcher's policy does not have waits this
+   * long after its admission (default 2 min: a few policy refreshes) before it fails for good:
+   * the edge may have admitted it under a policy version the dispatcher has not loaded yet.
+   */
+  readonly unknownPolicyGraceMs?: number;
   /** Release slots are booked up to this far ahead (default 30 s); longer waits are re-asked. */
   readonly reserveUpToMs?: number;
   readonly upstreamTimeoutMs?: number;
@@ -151,6 +158,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const leaseMs = deps.options?.leaseMs ?? 5 * 60_000;
   const upstreamTimeoutMs = deps.options?.upstreamTimeoutMs ?? 120_000;
   const pausedRecheckMs = deps.options?.pausedRecheckMs ?? 1_000;
+  const unknownPolicyGraceMs = deps.options?.unknownPolicyGraceMs ?? 120_000;
   const emit = deps.onEvent ?? (() => {});
   const congestion = deps.congestion ?? createCongestion({ clock, onChange: (model, factor) => emit({ type: 'congestion', model, factor }) });
   const roundRobin = new Map<string, number>();
@@ -228,15 +236,18 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     if (clock.now() >= effectiveDeadline(envelope, deps.policy(), clock.now())) return expire(envelope);
 
     const policy = deps.policy();
-    const model = policy.models[envelope.model];
-    const account = policy.accounts[envelope.account];
+    const model = own(policy.models, envelope.model);
+    const account = own(policy.accounts, envelope.account);
     if (!model || !account) {
+      if (clock.now() - envelope.enqueuedAt < unknownPolicyGraceMs) {
+        return park(message.messageId, 'other', Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs)));
+      }
       await failForGood(envelope, 404, `model ${envelope.model} or account ${envelope.account} no longer in the policy`);
       return Consume.success;
     }
 
     // Paused work stays queued, and keeps its place, until an operator resumes it.
-    if (account.paused || policy.tenants[envelope.tenant]?.paused) {
+    if (account.paused || own(policy.tenants, envelope.tenant)?.paused) {
       return suspend(message, envelope, pausedRecheckMs, 'paused');
     }
 

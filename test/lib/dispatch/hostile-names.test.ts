@@ -29,7 +29,9 @@ describe('dispatcher lookups', () => {
     for (const name of NAMES) {
       const envelope: Envelope = {
         id: `req_${field}_${name}`, account: 'rt', tenant: 'acme', tier: 'realtime', model: 'm', liteTopic: 'realtime-acme-m',
-        operation: 'chat.completions', body: { model: 'm', messages: [] }, mode: 'sync', enqueuedAt: clock.now(),
+        operation: 'chat.completions', body: { model: 'm', messages: [] }, mode: 'sync',
+        // Past the grace a newer policy gets to reach this dispatcher.
+        enqueuedAt: clock.now() - 121_000,
         deadline: clock.now() + 10_000, tokenEstimate: 1, charged: [], paceFactor: 1, [field]: name,
       };
       const result = await dispatch({ messageId: envelope.id, liteTopic: envelope.liteTopic, body: encodeEnvelope(envelope), attempt: 1 });
@@ -40,5 +42,37 @@ describe('dispatcher lookups', () => {
       else expect(stored, name).toMatchObject({ status: 'failed', httpStatus: 404 });
     }
     expect(upstreamCalls).toBe(field === 'tenant' ? NAMES.length : 0);
+  });
+});
+
+describe('an envelope admitted under a policy the dispatcher has not loaded yet', () => {
+  it('waits for the refresh instead of failing, and is served once the account is known', async () => {
+    const clock = new VirtualClock(1_000_000);
+    const older = basePolicy();
+    const newer = basePolicy();
+    const account = Object.keys(newer.accounts)[0]!;
+    delete (older.accounts as Record<string, unknown>)[account];
+    let policy = parsePolicy(older);
+    const results = createEmbeddedResults({ clock });
+    const upstream: UpstreamClient = {
+      call: async () => ({ status: 200, json: {} }),
+      stream: async () => ({ status: 200, json: undefined }),
+      close: async () => {},
+    };
+    const dispatch = createDispatcher({
+      clock, store: createEmbeddedStore(clock), results, upstream, policy: () => policy, log: silentLogger, newId: () => 'lease',
+    });
+    const a = parsePolicy(newer).accounts[account]!;
+    const envelope: Envelope = {
+      id: 'req_new_account', account, tenant: a.tenant, tier: a.tier, model: 'm', liteTopic: `${a.tier}-${a.tenant}-m`,
+      operation: 'chat.completions', body: { model: 'm', messages: [] }, mode: 'sync', enqueuedAt: clock.now(),
+      deadline: clock.now() + 60_000, tokenEstimate: 1, charged: [], paceFactor: 1,
+    };
+    const message = { messageId: envelope.id, liteTopic: envelope.liteTopic, body: encodeEnvelope(envelope), attempt: 1 };
+    expect((await dispatch(message)).kind).toBe('suspend');
+    expect(await results.get(envelope.id)).toBeUndefined();
+    policy = parsePolicy(newer);
+    expect((await dispatch(message)).kind).toBe('success');
+    expect(await results.get(envelope.id)).toMatchObject({ status: 'completed', httpStatus: 200 });
   });
 });

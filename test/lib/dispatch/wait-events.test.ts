@@ -65,8 +65,9 @@ const message = (e: Envelope, attempt = 1) => ({ messageId: e.id, liteTopic: e.l
 
 describe('dispatcher: where the wait goes', () => {
   it('a delivery says whether it is the first and, after a Suspend, how long the message was away and why', async () => {
+    // A pace wait longer than the dispatcher holds locally (pace holds): this one is Suspended.
     const w = world((p) => {
-      p.defaults.accountModel = { ...p.defaults.accountModel, rate: 2, burst: 1 };
+      p.defaults.accountModel = { ...p.defaults.accountModel, rate: 0.25, burst: 1 };
     });
     const a = envelope(w.clock);
     const first = w.dispatch(message(a));
