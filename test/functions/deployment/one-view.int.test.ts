@@ -22,6 +22,8 @@ import { hashApiKey } from '../../../lib/policy/resolve.js';
 const ADMIN_KEY = 'sk-test-admin-one-view';
 const BURSTY = 'sk-bursty-app';
 const QUIET = 'sk-quiet-app';
+/** Paced slower than the dispatcher holds a message itself: its queued requests are Suspended. */
+const SLOW = 'sk-slow-app';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Proc {
@@ -91,6 +93,7 @@ describe('one view of the whole deployment', () => {
         accounts: {
           'bursty-app': { tenant: 'bursty', tier: 'batch', keyHashes: [hashApiKey(BURSTY)], limits: { rpm: 1000, rate: 4, burst: 5 } },
           'quiet-app': { tenant: 'quiet', tier: 'batch', keyHashes: [hashApiKey(QUIET)] },
+          'slow-app': { tenant: 'quiet', tier: 'batch', keyHashes: [hashApiKey(SLOW)], limits: { rpm: 1000, rate: 0.5, burst: 1 } },
         },
       }),
     );
@@ -132,12 +135,15 @@ describe('one view of the whole deployment', () => {
     const shownAfterMs = Date.now() - burstStart;
     console.log(`[one-view] burst through edge A on top of edge B's dashboard after ${shownAfterMs} ms`);
     expect(shownAfterMs).toBeLessThan(5_000);
+    // Meanwhile a slowly paced account sends three: paced by Suspends, then waiting behind the burst for a slot.
+    const slow = await Promise.all(Array.from({ length: 3 }, () => send(edgeA, SLOW).then(async (r) => ((await r.json()) as { id?: string }).id)));
     const answers = await Promise.all(burst);
     const ids = answers.filter((a) => a.status === 202).map((a) => a.body.id!);
     // The batch reservoir may refuse the tail of the burst; most of it waits.
     expect(ids.length).toBeGreaterThan(40);
 
-    // The trace of a delayed request: the burst outruns its pace (Suspends), and the pace outruns the two slots (slot wait).
+    // The trace of a delayed request: the slow account's pace gaps (longer than the dispatcher
+    // holds a message itself) are Suspends, and the burst keeps the two slots busy (slot wait).
     const traceOf = async (id: string) => {
       const r = await fetch(`${edgeB.url}/admin/v1/requests/${id}/trace`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
       type Step = { step: string; cause?: string; queueWaitMs?: number; slotWaitMs?: number; status?: number; by: string };
@@ -145,11 +151,16 @@ describe('one view of the whole deployment', () => {
     };
     const last = ids[ids.length - 1]!;
     await expect.poll(async () => (await traceOf(last)).map((s) => s.step).at(-1), { timeout: 60_000, interval: 500 }).toBe('completed');
-    const traces = await Promise.all(ids.map(traceOf));
+    for (const id of slow) await expect.poll(async () => (await traceOf(id!)).map((s) => s.step).at(-1), { timeout: 60_000, interval: 500 }).toBe('completed');
+    const traced = [...ids, ...slow.map((id) => id!)];
+    const traces = await Promise.all(traced.map(traceOf));
     // Paced by Suspends, then held un-acked in flow control until a slot came free.
     const delayed = traces.find(
       (t) => t.some((s) => s.step === 'suspended') && t.some((s) => s.step === 'started' && (s.slotWaitMs ?? 0) > 0),
     );
+    const withSuspend = traces.filter((t) => t.some((s) => s.step === 'suspended')).length;
+    const withSlotWait = traces.filter((t) => t.some((s) => s.step === 'started' && (s.slotWaitMs ?? 0) > 0)).length;
+    console.log(`[one-view] of ${traces.length} traces: ${withSuspend} with a Suspend, ${withSlotWait} with a slot wait`);
     expect(delayed, 'a request that was suspended and waited for a GPU slot').toBeDefined();
     console.log(`[one-view] trace of a delayed request: ${JSON.stringify(delayed)}`);
     expect(delayed![0]!.step).toBe('admitted');
@@ -160,7 +171,7 @@ describe('one view of the whole deployment', () => {
     expect(new Set(delayed!.map((s) => s.by.split('-')[0])).size).toBe(2);
     // The same timeline through `sluice trace`, asked of the other edge.
     const lines: string[] = [];
-    const delayedId = ids[traces.indexOf(delayed!)]!;
+    const delayedId = traced[traces.indexOf(delayed!)]!;
     const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), now: () => Date.now(), env: {} };
     expect(await runCli(['trace', delayedId, '--url', edgeA.url!, '--admin-key', ADMIN_KEY], io)).toBe(0);
     console.log(`[one-view] sluice trace ${delayedId}\n${lines.join('\n')}`);
@@ -180,5 +191,5 @@ describe('one view of the whole deployment', () => {
     console.log(`[one-view] pause through edge B in force at both edges after ${Date.now() - pausedAt} ms`);
     expect((await send(edgeA, QUIET)).status).toBe(202);
     await page.screenshot({ path: join(dir, 'one-view.png') });
-  });
+  }, 300_000);
 });
