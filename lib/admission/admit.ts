@@ -107,8 +107,12 @@ export function reservoirSize(
   { accountModel }: ResolvedLimits = resolveLimits(policy, request.account.account, request.model),
 ): number {
   if (accountModel.reservoir !== undefined) return accountModel.reservoir;
-  const maxWaitMs = own(policy.tiers, request.account.account.tier)?.maxQueueWaitMs ?? 60_000;
-  return Math.max(1, Math.floor((accountModel.rate * maxWaitMs) / 1000));
+  return Math.max(1, Math.floor((accountModel.rate * tierMaxWaitMs(policy, request.account.account.tier)) / 1000));
+}
+
+/** How long a request of `tier` may wait in its LiteTopic; the tier name comes from the policy's operator. */
+function tierMaxWaitMs(policy: Policy, tier: string): number {
+  return own(policy.tiers, tier)?.maxQueueWaitMs ?? 60_000;
 }
 
 /**
@@ -150,7 +154,7 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
     max: reservoirSize(policy, request, resolved) + extra.reservoir,
     member: request.id ?? randomUUID(),
     // The place lapses with the request (its deadline is the tier's maximum wait), so a lost release heals itself.
-    holdMs: policy.tiers[account.tier]?.maxQueueWaitMs ?? 60_000,
+    holdMs: tierMaxWaitMs(policy, account.tier),
   };
   const decision: AdmitDecision = await store.admit({ limits, reservoir });
   if (!decision.allowed) {

@@ -18,6 +18,7 @@ import type { DispatchEvent } from '../dispatch/types.js';
 import type { Envelope } from '../envelope.js';
 import { resolveLimits } from '../policy/resolve.js';
 import type { Policy } from '../policy/schema.js';
+import { own } from '../policy/lookup.js';
 import { liteTopicName } from '../queue/lite-topic-name.js';
 import type { DeadLetter } from '../queue/types.js';
 import { Alerts, type AlertRecord } from './alerts.js';
@@ -280,8 +281,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   }
 
   function checkExpectedWait(policy: Policy, liteTopic: string, t: TopicInfo, accountId?: string) {
-    const tier = policy.tiers[t.tier];
-    const account = accountId ? policy.accounts[accountId] : undefined;
+    const tier = own(policy.tiers, t.tier);
+    const account = accountId ? own(policy.accounts, accountId) : undefined;
     if (!tier || !account) return;
     const depth = depthOf(liteTopic, t);
     if (depth === 0) return;
@@ -521,7 +522,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       const depth = depthOf(name, t);
       if (depth > 0) {
         queuedByTenant.set(t.tenant, (queuedByTenant.get(t.tenant) ?? 0) + depth);
-        liteTopics.push({ liteTopic: name, tier: t.tier, tenant: t.tenant, model: t.model, depth, maxQueueWaitMs: policy.tiers[t.tier]?.maxQueueWaitMs });
+        liteTopics.push({ liteTopic: name, tier: t.tier, tenant: t.tenant, model: t.model, depth, maxQueueWaitMs: own(policy.tiers, t.tier)?.maxQueueWaitMs });
       }
     }
     liteTopics.sort((a, b) => b.depth - a.depth);
@@ -537,7 +538,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         refused: s.refused,
         warned: s.warned,
         queued: queuedByTenant.get(tenant) ?? 0,
-        paused: policy.tenants[tenant]?.paused ?? false,
+        paused: own(policy.tenants, tenant)?.paused ?? false,
       };
     });
     tenantRows.sort((a, b) => b.perSecond - a.perSecond || b.queued - a.queued || a.tenant.localeCompare(b.tenant));
@@ -549,7 +550,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       admitted: s.admitted,
       refused: s.refused,
       warned: s.warned,
-      paused: policy.accounts[account]?.paused ?? false,
+      paused: own(policy.accounts, account)?.paused ?? false,
     }));
     accountRows.sort((a, b) => b.perSecond - a.perSecond || a.account.localeCompare(b.account));
 

@@ -23,6 +23,7 @@
  */
 import type { Clock } from '../../clock/clock.js';
 import type { Policy } from '../../policy/schema.js';
+import { own } from '../../policy/lookup.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
@@ -239,7 +240,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   /** Asks the gate for the next request in order; false when no waiting tier can have a slot now. */
   async function grantOne(m: ModelFlows): Promise<boolean> {
     const policy = deps.policy();
-    const model = Object.hasOwn(policy.models, m.model) ? policy.models[m.model] : undefined;
+    const model = own(policy.models, m.model);
     const waitingTiers = [...m.tiers].filter(([, q]) => q.size > 0).map(([name]) => name);
     if (!model) {
       for (const name of waitingTiers) for (const w of [...m.tiers.get(name)!.waiters()]) settle(m, m.tiers.get(name)!, w, { kind: 'suspend', ms: holdMaxMs });
@@ -291,7 +292,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const m = flowsOf(ask.model);
       lastAsked.set(`${ask.model}\n${ask.flow.tier}`, now);
       const policy = deps.policy();
-      const model = Object.hasOwn(policy.models, ask.model) ? policy.models[ask.model] : undefined;
+      const model = own(policy.models, ask.model);
       const gate = model ? modelGate(policy, ask.model, model.slots) : undefined;
       if (gate) {
         const ahead = workAheadMs(m, gate, ask.flow.tier, ask.deadline);

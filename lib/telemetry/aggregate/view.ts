@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../../clock/clock.js';
 import type { Policy } from '../../policy/schema.js';
+import { own } from '../../policy/lookup.js';
 import { OVERFLOW_FIELD, type AggregateOps } from '../../store/aggregate.js';
 import type { AlertRecord } from '../alerts.js';
 import { gpuRows } from '../gpu-view.js';
@@ -118,7 +119,7 @@ export function createDeploymentView(options: DeploymentViewOptions) {
       if (field === OVERFLOW_FIELD || depth <= 0) continue;
       const [liteTopic, tier, tenant, model] = parts(field) as [string, string, string, string];
       queuedByTenant.set(tenant, (queuedByTenant.get(tenant) ?? 0) + depth);
-      const tierPolicy = Object.hasOwn(policy.tiers, tier) ? policy.tiers[tier] : undefined;
+      const tierPolicy = own(policy.tiers, tier);
       liteTopics.push({ liteTopic, tier, tenant, model, depth, maxQueueWaitMs: tierPolicy?.maxQueueWaitMs });
     }
     liteTopics.sort((a, b) => b.depth - a.depth || a.liteTopic.localeCompare(b.liteTopic));
