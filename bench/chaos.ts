@@ -59,6 +59,8 @@ export interface FaultRow {
   readonly lost: number;
   readonly completed: number;
   readonly failed: number;
+  /** Answers other than completed, by stored status and HTTP status (`expired 504`, `failed 502`): why they failed, not lost. */
+  readonly failedBy: Readonly<Record<string, number>>;
   readonly upstreamCallsPerCompleted: number;
   readonly retriableUpstreamFailures: number;
   readonly placesHeldWhenAnswered: number;
@@ -304,6 +306,7 @@ async function runFault(
 
     let completed = 0;
     let failed = 0;
+    const failedBy: Record<string, number> = Object.create(null) as Record<string, number>;
     let callsOfCompleted = 0;
     let retriable = 0;
     for (const [id, marker] of accepted) {
@@ -313,7 +316,11 @@ async function runFault(
       if (r?.status === 'completed') {
         completed++;
         callsOfCompleted += (c?.calls ?? 0) - (c?.faults ?? 0);
-      } else if (r) failed++;
+      } else if (r) {
+        failed++;
+        const why = `${r.status} ${r.httpStatus}`;
+        failedBy[why] = (failedBy[why] ?? 0) + 1;
+      }
     }
     const twice = [...accepted.keys()].filter((id) => (publications.get(id) ?? 0) > 1).length;
     return {
@@ -325,6 +332,7 @@ async function runFault(
       lost: accepted.size - final.size,
       completed,
       failed,
+      failedBy: { ...failedBy },
       upstreamCallsPerCompleted: completed > 0 ? Math.round((callsOfCompleted / completed) * 1000) / 1000 : 0,
       retriableUpstreamFailures: retriable,
       placesHeldWhenAnswered,
@@ -403,6 +411,7 @@ export function chaosTable(rows: readonly FaultRow[]): string {
     ['lost', (r) => r.lost],
     ['completed', (r) => r.completed],
     ['failed', (r) => r.failed],
+    ['failed by', (r) => Object.entries(r.failedBy).map(([why, n]) => `${why}: ${n}`).join(', ') || '-'],
     ['calls/completed', (r) => r.upstreamCallsPerCompleted],
     ['retriable 503s', (r) => r.retriableUpstreamFailures],
     ['places when answered', (r) => r.placesHeldWhenAnswered],

@@ -5,9 +5,8 @@
  */
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { createEdgeApp } from '../../functions/edge/app.js';
+import { createEdgeFromParts, edgeOptions } from '../../functions/edge/from-parts.js';
 import { readConfig } from '../../functions/runtime/config.js';
-import { newRequestId } from '../../functions/runtime/ids.js';
 import { createLogger } from '../../functions/runtime/logger.js';
 import { createParts } from '../../functions/runtime/parts.js';
 import { systemClock } from '../../functions/runtime/system-clock.js';
@@ -15,16 +14,7 @@ import { systemClock } from '../../functions/runtime/system-clock.js';
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
 const parts = await createParts(config, systemClock, log, { role: 'edge' });
-const app = createEdgeApp({
-  clock: systemClock,
-  store: parts.store,
-  queue: parts.queue,
-  results: parts.results,
-  policy: parts.policy,
-  newId: newRequestId,
-  log,
-  options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES },
-});
+const app = createEdgeFromParts({ parts, clock: systemClock, log, options: edgeOptions(config) });
 const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
   console.log(`listening http://127.0.0.1:${info.port}`);
 });

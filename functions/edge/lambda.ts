@@ -7,16 +7,13 @@ import { streamHandle } from 'hono/aws-lambda';
 import { spillRecorder } from '../dashboard/runtime.js';
 import { readConfig } from '../runtime/config.js';
 import { SECRET_FIELDS } from '../runtime/contract.js';
-import { newRequestId } from '../runtime/ids.js';
 import { secretField } from '../runtime/secret-field.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
-import { createPolicyAdmin } from '../../lib/policy/admin.js';
-import { createDashboardApp } from '../dashboard/app.js';
 import { startAggregate } from '../runtime/aggregate.js';
 import { adminKeyHash } from './admin-key.js';
-import { createEdgeApp } from './app.js';
+import { createEdgeFromParts, edgeOptions } from './from-parts.js';
 import { requireOriginSecret } from './origin-verify.js';
 import { createEdgeTelemetry } from './telemetry.js';
 
@@ -35,34 +32,22 @@ onSpill = (liteTopic, body) => {
   emf.flush();
 };
 
-const edgeApp = createEdgeApp({
+const edgeApp = createEdgeFromParts({
+  parts,
   clock: systemClock,
-  store: parts.store,
-  queue: parts.queue,
-  results: parts.results,
-  policy: parts.policy,
-  newId: newRequestId,
   log,
+  options: edgeOptions(config),
+  adminKeyHash: keyHash,
   // One EMF line per admission: a Lambda invocation handles one request, and a
   // streaming handler gives no later point that is sure to run before the freeze.
   onAdmission: (event) => {
     emf.telemetry.onAdmission(event);
     emf.flush();
-    aggregate.sink.onAdmission(event);
   },
-  options: {
-    bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES,
-    maxBodyDepth: config.SLUICE_MAX_BODY_DEPTH,
-    publicBaseUrl: config.SLUICE_PUBLIC_BASE_URL,
-    upstreamTimeoutMs: config.SLUICE_UPSTREAM_TIMEOUT_MS,
-    keepaliveMs: config.SLUICE_KEEPALIVE_MS,
-    maxSyncWaitMs: config.SLUICE_MAX_SYNC_WAIT_MS,
-  },
-  // Writes go to the policy source (SSM); every instance picks them up on its next refresh.
-  admin: keyHash ? { keyHash, policy: createPolicyAdmin(parts.policySource, parts.policyHolder), clock: systemClock, newId: newRequestId } : undefined,
+  aggregate,
+  // With an admin key: the dashboard of the whole deployment, from the aggregate.
+  ...(keyHash ? { dashboard: { telemetry: emf.telemetry } } : {}),
 });
-// With an admin key: the dashboard of the whole deployment, from the aggregate.
-if (keyHash) edgeApp.route('/', createDashboardApp({ telemetry: emf.telemetry, adminKeyHash: keyHash, view: (rows) => aggregate.view.live(rows) }));
 export const app = config.SLUICE_ORIGIN_SECRET_ID
   ? requireOriginSecret(edgeApp, await secretField(config.SLUICE_ORIGIN_SECRET_ID, SECRET_FIELDS.origin.value))
   : edgeApp;

@@ -6,17 +6,14 @@
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { createPolicyAdmin } from '../../lib/policy/admin.js';
-import { createDashboardApp } from '../dashboard/app.js';
 import { createPrometheusTelemetry } from '../dashboard/runtime.js';
 import { startAggregate } from '../runtime/aggregate.js';
-import { readConfig, type Config } from '../runtime/config.js';
-import { newRequestId } from '../runtime/ids.js';
+import { readConfig } from '../runtime/config.js';
 import { createLogger } from '../runtime/logger.js';
 import { createParts } from '../runtime/parts.js';
 import { systemClock } from '../runtime/system-clock.js';
 import { adminKeyHash } from './admin-key.js';
-import { createEdgeApp } from './app.js';
+import { createEdgeFromParts, edgeOptions } from './from-parts.js';
 
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
@@ -32,25 +29,20 @@ const aggregate = startAggregate({
 });
 telemetry = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy, tenantLabel: aggregate.labels.label });
 const keyHash = await adminKeyHash(config);
-const app = createEdgeApp({
+const stopTaking = new AbortController();
+const stopWaiting = new AbortController();
+const app = createEdgeFromParts({
+  parts,
   clock: systemClock,
-  store: parts.store,
-  queue: parts.queue,
-  results: parts.results,
-  policy: parts.policy,
-  newId: newRequestId,
   log,
-  onAdmission: (event) => {
-    telemetry?.telemetry.onAdmission(event);
-    aggregate.sink.onAdmission(event);
-  },
-  options: { bodyLimitBytes: config.SLUICE_BODY_LIMIT_BYTES, keepaliveMs: config.SLUICE_KEEPALIVE_MS, maxSyncWaitMs: config.SLUICE_MAX_SYNC_WAIT_MS },
-  admin: keyHash ? { keyHash, policy: createPolicyAdmin(parts.policySource, parts.policyHolder), clock: systemClock, newId: newRequestId } : undefined,
+  options: edgeOptions(config),
+  adminKeyHash: keyHash,
+  onAdmission: (event) => telemetry?.telemetry.onAdmission(event),
+  aggregate,
+  ...(keyHash ? { dashboard: { telemetry: telemetry.telemetry, prometheus: telemetry.prometheus } } : {}),
+  stopTaking: stopTaking.signal,
+  stopWaiting: stopWaiting.signal,
 });
-if (keyHash) {
-  const { prometheus } = telemetry;
-  app.route('/', createDashboardApp({ telemetry: telemetry.telemetry, prometheus, adminKeyHash: keyHash, view: (rows) => aggregate.view.live(rows) }));
-}
 const server = serve({ fetch: app.fetch, hostname: config.SLUICE_EDGE_HOST, port: config.SLUICE_EDGE_PORT }, (info: AddressInfo) => {
   log.info({ ...parts.describe, admin: keyHash !== undefined }, 'edge serving');
   process.stdout.write(`listening http://${config.SLUICE_EDGE_HOST}:${info.port}\n`);
@@ -61,6 +53,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
     if (stopping) return;
     stopping = true;
+    // New requests get 503 shutting_down before any charge; clients still waiting are answered, not cut.
+    stopTaking.abort();
+    stopWaiting.abort();
     server.close();
     await aggregate.close();
     await parts.close();

@@ -13,7 +13,6 @@ import type { DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import type { Policy, PolicyInput } from '../../lib/policy/schema.js';
 import { existsSync } from 'node:fs';
-import { createPolicyAdmin } from '../../lib/policy/admin.js';
 import { hashApiKey } from '../../lib/policy/resolve.js';
 import { memorySource, type PolicySource } from '../../lib/policy/source.js';
 import { fileSource } from '../../lib/policy/sources/file.js';
@@ -22,15 +21,13 @@ import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import { createPrometheusSink } from '../../lib/telemetry/prometheus.js';
 import { createTelemetry, type Telemetry } from '../../lib/telemetry/telemetry.js';
-import { createDashboardApp } from '../dashboard/app.js';
 import { createUpstreamClient } from '../../lib/upstream/client.js';
-import { createEdgeApp } from '../edge/app.js';
+import { createEdgeFromParts } from '../edge/from-parts.js';
 import { createGpuSim, type GpuSim, type GpuSimOptions } from '../gpu-sim/app.js';
 import type { EdgeOptions } from '../edge/deps.js';
 import type { Hono } from 'hono';
 import { readConfig } from '../runtime/config.js';
 import { startDispatching } from '../runtime/dispatching.js';
-import { newRequestId } from '../runtime/ids.js';
 import { createParts } from '../runtime/parts.js';
 import { demoPolicy } from './demo-policy.js';
 
@@ -142,7 +139,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     ...(options.store ? { store: options.store } : {}),
     settleDeadLetter: (d) => settle(d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter')),
   });
-  const { store, queue, results, policyHolder: holder } = parts;
+  const { queue } = parts;
   const policy = parts.policy;
   const prometheus = createPrometheusSink();
   const telemetry = createTelemetry({ clock, log, policy, sinks: [prometheus], depth: parts.depth });
@@ -165,13 +162,18 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
   settle = dispatching.settle;
   const { subscription } = dispatching;
 
-  const admin = options.adminKey
-    ? { keyHash: hashApiKey(options.adminKey), policy: createPolicyAdmin(source, holder), clock, newId: newRequestId }
-    : undefined;
-  const app = createEdgeApp({ clock, store, queue, results, policy, newId: newRequestId, log, options: options.edge, admin, onAdmission: telemetry.onAdmission,
-    stopTaking: stopTaking.signal, stopWaiting: stopWaiting.signal });
-  // The dashboard (behind the admin key when there is one) and Prometheus metrics (open: loopback by default).
-  app.route('/', createDashboardApp({ telemetry, prometheus, adminKeyHash: admin?.keyHash, openMetrics: true }));
+  const app = createEdgeFromParts({
+    parts,
+    clock,
+    log,
+    options: options.edge,
+    adminKeyHash: options.adminKey ? hashApiKey(options.adminKey) : undefined,
+    onAdmission: telemetry.onAdmission,
+    // The dashboard (behind the admin key when there is one) and Prometheus metrics (open: loopback by default).
+    dashboard: { telemetry, prometheus, openMetrics: true },
+    stopTaking: stopTaking.signal,
+    stopWaiting: stopWaiting.signal,
+  });
   const edge = await listen(app.fetch, host, options.port ?? 8787);
 
   return {
