@@ -75,14 +75,35 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
       // Broker waits by tier: a LiteTopic's name starts with its encoded tier.
       const probe = createReceiveProbe((liteTopic) => liteTopic.split('-')[0] ?? '');
       const parts = await createParts(config, timeline.clock, silentLogger, { role: 'dispatcher', settleDeadLetter, rocketmqProbe: probe });
+      // More dispatchers: each its own parts (Redis connections, RocketMQ consumer client), as separate processes would have.
+      const more: Awaited<ReturnType<typeof createParts>>[] = [];
+      for (let i = 1; i < (world.dispatchers ?? 1); i++) {
+        more.push(await createParts(config, timeline.clock, silentLogger, { role: 'dispatcher', settleDeadLetter, rocketmqProbe: probe }));
+      }
+      const dispatchers = more.length ? [parts, ...more] : undefined;
+      // Beside the lab's progress lines: whether the consumer keeps receiving, and how much it holds.
+      const every = options.progressEveryMs ?? 15_000;
+      const ticker = options.log
+        ? setInterval(() => {
+            const s = probe.summary();
+            options.log!(`real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages}, unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}`);
+          }, every)
+        : undefined;
       return {
         store: parts.store,
         queue: parts.queue,
         results: parts.results,
-        describe: { ...parts.describe, group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic' },
+        describe: {
+          ...parts.describe,
+          group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic',
+          ...(dispatchers ? { dispatchers: `${dispatchers.length} (own consumer client and Redis connections each)` } : {}),
+        },
         // A FIFO group runs one message of a physical LiteTopic at a time; a non-orderly one a received batch at once.
         inFlightPerTopic: shards * (group.orderly === false ? Math.min(RECEIVE_BATCH, world.workers ?? 64) : 1),
+        ...(dispatchers ? { dispatchers } : {}),
         close: async () => {
+          clearInterval(ticker);
+          await Promise.all(more.map((p) => p.close()));
           await parts.close();
           options.log?.(`real engine: ${run} receive figures ${JSON.stringify(probe.summary())}`);
         },

@@ -38,6 +38,7 @@ export interface ReceiveSummary {
   readonly receiveMs: WaitFigures;
   /** Most messages received and not yet settled at once (the client's cache, as it counts it). */
   readonly peakUnsettled: number;
+  readonly unsettledNow: number;
   readonly peakQueuedForHandler: number;
   /** Broker wait by class: all, and the part that was behind an unsettled predecessor. */
   readonly brokerWait: Readonly<Record<string, { readonly all: WaitFigures; readonly behind: WaitFigures; readonly free: WaitFigures }>>;
@@ -108,6 +109,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         maxBatch,
         receiveMs: figures(receiveMs),
         peakUnsettled,
+        unsettledNow: unsettled.size,
         peakQueuedForHandler: peakQueued,
         brokerWait,
       };
