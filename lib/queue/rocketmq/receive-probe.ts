@@ -9,6 +9,10 @@
  * unsettled here after it was born: lite pop is FIFO per LiteTopic on the broker, so
  * such a message could not be delivered before its predecessor was acked or suspended.
  * Waits are grouped by a class the caller derives from the LiteTopic (its tier).
+ *
+ * A message delivered again after it was settled here is counted apart, not as a wait:
+ * it means the broker did not apply our ack (or the Suspend), and its LiteTopic stayed
+ * blocked until the message's invisible time ran out.
  */
 export interface ReceiveProbe {
   /** One receive call (long poll) answered with `messages` after `ms`. */
@@ -36,6 +40,8 @@ export interface ReceiveSummary {
   readonly maxBatch: number;
   /** Receive calls by how long they took (long polls that found nothing last the whole poll). */
   readonly receiveMs: WaitFigures;
+  /** Deliveries of messages already settled here (acks or Suspends the broker did not apply). */
+  readonly afterSettled: number;
   /** Most messages received and not yet settled at once (the client's cache, as it counts it). */
   readonly peakUnsettled: number;
   readonly unsettledNow: number;
@@ -51,6 +57,9 @@ export function figures(values: readonly number[]): WaitFigures {
   return { count: sorted.length, p50: Math.round(at(0.5)), p99: Math.round(at(0.99)), max: Math.round(sorted[sorted.length - 1]!) };
 }
 
+/** Settled ids remembered, to tell a delivery after settling from a first one. */
+const REMEMBER_SETTLED = 100_000;
+
 export function createReceiveProbe(classOf: (liteTopic: string) => string): ReceiveProbe {
   let receives = 0;
   let emptyReceives = 0;
@@ -58,6 +67,8 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   let maxBatch = 0;
   const receiveMs: number[] = [];
   const unsettled = new Map<string, string>();
+  const settledIds = new Set<string>();
+  let afterSettled = 0;
   let peakUnsettled = 0;
   let peakQueued = 0;
   /** Per LiteTopic: messages unsettled here, and when the last one was settled. */
@@ -73,6 +84,10 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
     },
     arrived(liteTopic, messageId, bornAt, at) {
       if (unsettled.has(messageId)) return; // a redelivery of one still being handled
+      if (settledIds.has(messageId)) {
+        afterSettled++;
+        return;
+      }
       unsettled.set(messageId, liteTopic);
       peakUnsettled = Math.max(peakUnsettled, unsettled.size);
       const topic = topics.get(liteTopic) ?? { open: 0, lastSettledAt: -Infinity };
@@ -89,6 +104,8 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
     },
     settled(liteTopic, messageId, at) {
       if (!unsettled.delete(messageId)) return;
+      settledIds.add(messageId);
+      if (settledIds.size > REMEMBER_SETTLED) settledIds.delete(settledIds.values().next().value!);
       const topic = topics.get(liteTopic);
       if (!topic) return;
       topic.open--;
@@ -106,6 +123,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         receives,
         emptyReceives,
         messages,
+        afterSettled,
         maxBatch,
         receiveMs: figures(receiveMs),
         peakUnsettled,
