@@ -9,15 +9,11 @@
  * logical one), so every shard books its release from the same bucket, and each
  * shard's Suspend holds back only that shard.
  *
- * A LiteTopic stays on shard 0 until it is in use: while its sends come less than
- * `activeWithinMs` apart, the n-th send goes to shard n mod N. The window is about how
- * long a message can stay unacked in a dispatcher (pace hold, slot wait, GPU call), not
- * how fast the tenant sends: with a one-second window, a tenant sending every two
- * seconds kept one physical LiteTopic, and each request waited in the broker until the
- * one before it had left the GPU. A tenant idle for longer starts again on shard 0, so
- * the broker keeps one LiteTopic for it; a busy one spreads over all N. Order within a
- * LiteTopic is not kept across shards (nothing in Sluice needs it: each message carries
- * its own deadline and pacing books each message's own release).
+ * A LiteTopic stays on shard 0 until it is busy: the n-th send to it within one
+ * second goes to shard n mod N. A tenant sending now and then keeps one LiteTopic on
+ * the broker; a burst spreads over all N. Order within a LiteTopic is not kept across
+ * shards (nothing in Sluice needs it: each message carries its own deadline and
+ * pacing books each message's own release).
  */
 import type { Clock } from '../clock/clock.js';
 import { liteTopicShard } from './lite-topic-name.js';
@@ -29,17 +25,13 @@ export interface ShardedLiteQueueOptions {
   readonly shards: number;
   /** LiteTopics whose recent sends are remembered (least recently sent forgotten first). */
   readonly remember?: number;
-  /** Sends this close after the previous one go to the next shard; default 30 s. */
-  readonly activeWithinMs?: number;
 }
 
-/** Longer than a message is usually held unacked (the flow layer's default hold is 20 s). */
-export const DEFAULT_ACTIVE_WITHIN_MS = 30_000;
+const WINDOW_MS = 1_000;
 
 export class ShardedLiteQueue implements LiteQueue {
-  private readonly recent = new Map<string, { at: number; sends: number }>();
+  private readonly recent = new Map<string, { window: number; sends: number }>();
   private readonly remember: number;
-  private readonly activeWithinMs: number;
 
   constructor(
     private readonly inner: LiteQueue,
@@ -47,18 +39,17 @@ export class ShardedLiteQueue implements LiteQueue {
   ) {
     if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
     this.remember = opts.remember ?? 10_000;
-    this.activeWithinMs = opts.activeWithinMs ?? DEFAULT_ACTIVE_WITHIN_MS;
   }
 
   /** The physical LiteTopic the next send to `liteTopic` goes to. */
   shardFor(liteTopic: string): string {
     if (this.opts.shards === 1) return liteTopic;
-    const now = this.opts.clock.now();
+    const window = Math.floor(this.opts.clock.now() / WINDOW_MS);
     const seen = this.recent.get(liteTopic);
-    const sends = seen && now - seen.at < this.activeWithinMs ? seen.sends : 0;
+    const sends = seen && seen.window === window ? seen.sends : 0;
     // Re-inserting keeps the map in least-recently-sent order for the eviction below.
     this.recent.delete(liteTopic);
-    this.recent.set(liteTopic, { at: now, sends: (sends + 1) % this.opts.shards });
+    this.recent.set(liteTopic, { window, sends: sends + 1 });
     if (this.recent.size > this.remember) this.recent.delete(this.recent.keys().next().value!);
     return liteTopicShard(liteTopic, sends % this.opts.shards);
   }
