@@ -72,9 +72,23 @@ export interface SluiceBackend {
   readonly inFlightPerTopic: number;
   /** Messages waiting in a LiteTopic, where the engine can tell (telemetry counts events otherwise). */
   readonly depth?: (liteTopic: string) => number;
+  /**
+   * One set of parts per dispatcher, when the engine gives each its own connections and
+   * consumer (the real engine with `dispatchers` > 1: separate RocketMQ consumer clients of
+   * one group, each with its own Redis connections). Without it the dispatchers take the
+   * one queue's deliveries in turn.
+   */
+  readonly dispatchers?: readonly DispatcherBackend[];
   /** Engine counters, where the engine keeps them. */
   queueStats?(): { readonly liteTopics: number; readonly deadLettered: number; readonly delivered: number };
   close(): Promise<void>;
+}
+
+/** What one dispatcher of a run consumes from and writes to. */
+export interface DispatcherBackend {
+  readonly store: RateStore;
+  readonly queue: LiteQueue;
+  readonly results: ResultChannel;
 }
 
 export interface BackendOptions {

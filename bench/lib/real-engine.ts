@@ -14,6 +14,7 @@ import { readConfig } from '../../functions/runtime/config.js';
 import { createParts } from '../../functions/runtime/parts.js';
 import { systemClock } from '../../functions/runtime/system-clock.js';
 import type { WildcardGroupOptions } from '../../scripts/rocketmq/admin.ts';
+import { createReceiveProbe } from '../../lib/queue/rocketmq/receive-probe.js';
 import type { LabEngine, Timeline } from './engine.js';
 
 /** Messages of one LiteTopic the broker hands a consumer at once (rocketmq-client-nodejs 1.0.8's receive batch). */
@@ -38,6 +39,8 @@ export interface RealEngineOptions {
   /** Time between creating a timeline and its trace starting: Sluice's parts connect meanwhile. */
   readonly leadMs?: number;
   readonly progressEveryMs?: number;
+  /** Where each run's receive figures go when it closes (what the consumer received and how long it waited). */
+  readonly log?: (line: string) => void;
 }
 
 export function createRealEngine(services: RealServices, options: RealEngineOptions = {}): LabEngine {
@@ -69,15 +72,41 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
         SLUICE_ROCKETMQ_GROUP: `${run}-dispatchers`,
         SLUICE_POLICY_JSON: JSON.stringify(policy),
       });
-      const parts = await createParts(config, timeline.clock, silentLogger, { role: 'dispatcher', settleDeadLetter });
+      // Broker waits by tier: a LiteTopic's name starts with its encoded tier.
+      const probe = createReceiveProbe((liteTopic) => liteTopic.split('-')[0] ?? '');
+      const parts = await createParts(config, timeline.clock, silentLogger, { role: 'dispatcher', settleDeadLetter, rocketmqProbe: probe });
+      // More dispatchers: each its own parts (Redis connections, RocketMQ consumer client), as separate processes would have.
+      const more: Awaited<ReturnType<typeof createParts>>[] = [];
+      for (let i = 1; i < (world.dispatchers ?? 1); i++) {
+        more.push(await createParts(config, timeline.clock, silentLogger, { role: 'dispatcher', settleDeadLetter, rocketmqProbe: probe }));
+      }
+      const dispatchers = more.length ? [parts, ...more] : undefined;
+      // Beside the lab's progress lines: whether the consumer keeps receiving, and how much it holds.
+      const every = options.progressEveryMs ?? 15_000;
+      const ticker = options.log
+        ? setInterval(() => {
+            const s = probe.summary();
+            options.log!(`real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSettled} already settled), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}`);
+          }, every)
+        : undefined;
       return {
         store: parts.store,
         queue: parts.queue,
         results: parts.results,
-        describe: { ...parts.describe, group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic' },
+        describe: {
+          ...parts.describe,
+          group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic',
+          ...(dispatchers ? { dispatchers: `${dispatchers.length} (own consumer client and Redis connections each)` } : {}),
+        },
         // A FIFO group runs one message of a physical LiteTopic at a time; a non-orderly one a received batch at once.
         inFlightPerTopic: shards * (group.orderly === false ? Math.min(RECEIVE_BATCH, world.workers ?? 64) : 1),
-        close: () => parts.close(),
+        ...(dispatchers ? { dispatchers } : {}),
+        close: async () => {
+          clearInterval(ticker);
+          await Promise.all(more.map((p) => p.close()));
+          await parts.close();
+          options.log?.(`real engine: ${run} receive figures ${JSON.stringify(probe.summary())}`);
+        },
       };
     },
     async pair(a, b) {
@@ -107,7 +136,8 @@ export async function startRealEngine(log: (line: string) => void, group?: Parti
     throw err;
   }
   const rocketmq = mq;
-  return createRealEngine({
+  return createRealEngine(
+    {
     redis: {
       url: redis.url,
       flush: async () => {
@@ -125,5 +155,7 @@ export async function startRealEngine(log: (line: string) => void, group?: Parti
       await rocketmq.stop();
       await redis.close();
     },
-  });
+    },
+    { log },
+  );
 }

@@ -315,11 +315,19 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     },
   };
   // Several dispatchers: each its own flow control and congestion state, one shared store.
-  const handlers = Array.from({ length: world.dispatchers ?? 1 }, () => createDispatcher(dispatchDeps));
-  let turn = 0;
-  const handler: MessageHandler = (m) => handlers[turn++ % handlers.length]!(m);
+  let subscription: { close(): Promise<void> };
+  const concurrency = world.workers ?? 64;
   settle = (d) => settleDeadLetter(dispatchDeps, d);
-  const subscription = queue.subscribe(handler, { concurrency: world.workers ?? 64 });
+  if (backend.dispatchers) {
+    // Each its own consumer and connections: the broker spreads the LiteTopics over them.
+    const subs = backend.dispatchers.map((d) => d.queue.subscribe(createDispatcher({ ...dispatchDeps, store: d.store, results: d.results }), { concurrency }));
+    subscription = { close: async () => void (await Promise.all(subs.map((s) => s.close()))) };
+  } else {
+    const handlers = Array.from({ length: world.dispatchers ?? 1 }, () => createDispatcher(dispatchDeps));
+    let turn = 0;
+    const handler: MessageHandler = (m) => handlers[turn++ % handlers.length]!(m);
+    subscription = queue.subscribe(handler, { concurrency });
+  }
   const onAdmission = (event: AdmissionEvent) => {
     telemetry?.onAdmission(event);
     const rec = byId.get(event.id);

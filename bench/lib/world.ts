@@ -39,8 +39,10 @@ export interface World {
   /** Dispatcher workers (concurrent deliveries) for Sluice. */
   readonly workers?: number;
   /**
-   * Dispatchers sharing the store, each with its own flow control (default 1). They take
-   * the engine's deliveries in turn, as consumers of one group would.
+   * Dispatchers sharing the store, each with its own flow control (default 1). On the
+   * embedded engine they take its deliveries in turn, as consumers of one group would; on
+   * the real engine each has its own RocketMQ consumer client and Redis connections (one
+   * process still: two cores leave no room for more).
    */
   readonly dispatchers?: number;
   /** Messages of one LiteTopic in flight at once (the broker's concurrent pop); default: the GPU slots, so one LiteTopic can fill the pool. */

@@ -12,6 +12,7 @@ import { fileSource } from '../../lib/policy/sources/file.js';
 import { ssmSource } from '../../lib/policy/sources/ssm.js';
 import type { Policy } from '../../lib/policy/schema.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
+import type { ReceiveProbe } from '../../lib/queue/rocketmq/receive-probe.js';
 import { ShardedLiteQueue } from '../../lib/queue/sharded.js';
 import type { DeadLetter, LiteQueue } from '../../lib/queue/types.js';
 import { RedriveWorker, Spillover, SpillingLiteQueue, SqsDeadLetterQueue } from '../../lib/queue/sqs/index.js';
@@ -99,6 +100,7 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
       clock,
       log,
       onDeadLetter: deadLetters,
+      ...(options.rocketmqProbe ? { probe: options.rocketmqProbe } : {}),
     });
     const shards = config.SLUICE_ROCKETMQ_LITETOPIC_SHARDS;
     // Redrives from the spillover go through the shards too.
@@ -163,6 +165,8 @@ export interface PartsOptions {
   readonly policySource?: PolicySource;
   /** A store the caller built (tests, `npm start` with a store of its own) instead of the configured one. */
   readonly store?: RateStore;
+  /** Counts what the RocketMQ consumer receives and how long it waited (benchmarks). */
+  readonly rocketmqProbe?: ReceiveProbe;
 }
 
 export async function createParts(config: Config, clock: Clock, log: Logger, options: PartsOptions = {}): Promise<Parts> {

@@ -27,4 +27,9 @@ export class Limiter {
   get running(): number {
     return this.active;
   }
+
+  /** Callers waiting for a place. */
+  get queued(): number {
+    return this.waiting.length;
+  }
 }

@@ -23,6 +23,7 @@ import { mapSendError } from './errors.js';
 import { FailureCounts } from './failure-counts.js';
 import { Limiter } from './limiter.js';
 import { defaultReceiveWatchdog, observeReceives, ReceiveWatchdog, type ReceiveWatchdogOptions } from './receive-watchdog.js';
+import type { ReceiveProbe } from './receive-probe.js';
 import { SettledIds } from './settled.js';
 
 export interface RocketMQLiteQueueOptions {
@@ -60,6 +61,8 @@ export interface RocketMQLiteQueueOptions {
   readonly log?: Logger;
   /** When a consumer that keeps failing to receive is replaced by a new one (`receive-watchdog.ts`). */
   readonly receiveWatchdog?: ReceiveWatchdogOptions;
+  /** Told of every receive and of each message's arrival and settling (receive-probe.ts). */
+  readonly probe?: ReceiveProbe;
 }
 
 /** Smallest pause the client accepts; the dispatcher sleeps locally below it. */
@@ -233,9 +236,18 @@ class RocketMQSubscription {
   /** Replaces `consumer` by a new one once its receives have failed long enough. */
   private watch(consumer: LitePushConsumer): void {
     const watchdog = new ReceiveWatchdog(this.opts.receiveWatchdog ?? defaultReceiveWatchdog);
+    const probe = this.opts.probe;
+    let since = this.opts.clock.now();
     const watched = observeReceives(consumer, {
-      ok: () => watchdog.succeeded(),
+      ok: (messages) => {
+        watchdog.succeeded();
+        // Receives of one process queue run one after another: this one began when the last ended.
+        const now = this.opts.clock.now();
+        probe?.received(messages, now - since);
+        since = now;
+      },
       failed: (err) => {
+        since = this.opts.clock.now();
         if (consumer !== this.consumer || this.closing) return;
         if (watchdog.failed(err, this.opts.clock.now())) this.replace(consumer, watchdog.failures, err);
       },
@@ -260,6 +272,16 @@ class RocketMQSubscription {
   }
 
   private consume(view: MessageView): Promise<RmqResult> {
+    const probe = this.opts.probe;
+    if (!probe) return this.consumeTracked(view);
+    const liteTopic = view.liteTopic ?? '';
+    probe.arrived(liteTopic, view.messageId, view.bornTimestamp?.getTime(), this.opts.clock.now());
+    const result = this.consumeTracked(view);
+    probe.queuedForHandler(this.limiter.queued);
+    return result.finally(() => probe.settled(liteTopic, view.messageId, this.opts.clock.now()));
+  }
+
+  private consumeTracked(view: MessageView): Promise<RmqResult> {
     // In a non-orderly group a sibling's Suspend makes the broker deliver the batch
     // again from the suspended message on: messages acked here meanwhile are acked
     // again, and one still being handled gets the result of the run in progress

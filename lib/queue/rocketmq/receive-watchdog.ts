@@ -63,14 +63,14 @@ export class ReceiveWatchdog {
  * long poll) is wrapped on the instance. False when the client has no such method (a
  * different version): the caller then runs without a watchdog and says so.
  */
-export function observeReceives(consumer: object, report: { ok(): void; failed(err: unknown): void }): boolean {
+export function observeReceives(consumer: object, report: { ok(messages: number): void; failed(err: unknown): void }): boolean {
   const target = consumer as { receiveMessage?: (...args: unknown[]) => Promise<unknown> };
   const original = target.receiveMessage;
   if (typeof original !== 'function') return false;
   target.receiveMessage = async (...args: unknown[]) => {
     try {
       const messages = await original.apply(consumer, args);
-      report.ok();
+      report.ok(Array.isArray(messages) ? messages.length : 0);
       return messages;
     } catch (err) {
       report.failed(err);

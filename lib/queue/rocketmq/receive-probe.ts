@@ -1,0 +1,136 @@
+/**
+ * What a consumer receives and how long its messages sat in the broker first, for a
+ * benchmark or an operator asking "why did this message wait": counts only, no effect
+ * on consumption.
+ *
+ * A message's broker wait is from its birth (the producer's timestamp) to the moment
+ * the client handed it to us, before our own concurrency limit. It is counted as
+ * "behind a predecessor" when a message of the same physical LiteTopic was still
+ * unsettled here after it was born: lite pop is FIFO per LiteTopic on the broker, so
+ * such a message could not be delivered before its predecessor was acked or suspended.
+ * Waits are grouped by a class the caller derives from the LiteTopic (its tier).
+ *
+ * A message delivered again after it was settled here is counted apart, not as a wait:
+ * it means the broker did not apply our ack (or the Suspend), and its LiteTopic stayed
+ * blocked until the message's invisible time ran out.
+ */
+export interface ReceiveProbe {
+  /** One receive call (long poll) answered with `messages` after `ms`. */
+  received(messages: number, ms: number): void;
+  /** A message reached the adapter at `at`. */
+  arrived(liteTopic: string, messageId: string, bornAt: number | undefined, at: number): void;
+  /** The adapter is done with it at `at` (acked, suspended, dead-lettered). */
+  settled(liteTopic: string, messageId: string, at: number): void;
+  /** Handlers waiting for the concurrency limit right now. */
+  queuedForHandler(n: number): void;
+  summary(): ReceiveSummary;
+}
+
+export interface WaitFigures {
+  readonly count: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+export interface ReceiveSummary {
+  readonly receives: number;
+  readonly emptyReceives: number;
+  readonly messages: number;
+  readonly maxBatch: number;
+  /** Receive calls by how long they took (long polls that found nothing last the whole poll). */
+  readonly receiveMs: WaitFigures;
+  /** Deliveries of messages already settled here (acks or Suspends the broker did not apply). */
+  readonly afterSettled: number;
+  /** Most messages received and not yet settled at once (the client's cache, as it counts it). */
+  readonly peakUnsettled: number;
+  readonly unsettledNow: number;
+  readonly peakQueuedForHandler: number;
+  /** Broker wait by class: all, and the part that was behind an unsettled predecessor. */
+  readonly brokerWait: Readonly<Record<string, { readonly all: WaitFigures; readonly behind: WaitFigures; readonly free: WaitFigures }>>;
+}
+
+export function figures(values: readonly number[]): WaitFigures {
+  if (values.length === 0) return { count: 0, p50: 0, p99: 0, max: 0 };
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { count: sorted.length, p50: Math.round(at(0.5)), p99: Math.round(at(0.99)), max: Math.round(sorted[sorted.length - 1]!) };
+}
+
+/** Settled ids remembered, to tell a delivery after settling from a first one. */
+const REMEMBER_SETTLED = 100_000;
+
+export function createReceiveProbe(classOf: (liteTopic: string) => string): ReceiveProbe {
+  let receives = 0;
+  let emptyReceives = 0;
+  let messages = 0;
+  let maxBatch = 0;
+  const receiveMs: number[] = [];
+  const unsettled = new Map<string, string>();
+  const settledIds = new Set<string>();
+  let afterSettled = 0;
+  let peakUnsettled = 0;
+  let peakQueued = 0;
+  /** Per LiteTopic: messages unsettled here, and when the last one was settled. */
+  const topics = new Map<string, { open: number; lastSettledAt: number }>();
+  const waits = new Map<string, { all: number[]; behind: number[]; free: number[] }>();
+  return {
+    received(n, ms) {
+      receives++;
+      if (n === 0) emptyReceives++;
+      messages += n;
+      maxBatch = Math.max(maxBatch, n);
+      receiveMs.push(ms);
+    },
+    arrived(liteTopic, messageId, bornAt, at) {
+      if (unsettled.has(messageId)) return; // a redelivery of one still being handled
+      if (settledIds.has(messageId)) {
+        afterSettled++;
+        return;
+      }
+      unsettled.set(messageId, liteTopic);
+      peakUnsettled = Math.max(peakUnsettled, unsettled.size);
+      const topic = topics.get(liteTopic) ?? { open: 0, lastSettledAt: -Infinity };
+      topics.set(liteTopic, topic);
+      if (bornAt !== undefined) {
+        const cls = classOf(liteTopic);
+        const w = waits.get(cls) ?? { all: [], behind: [], free: [] };
+        waits.set(cls, w);
+        const ms = Math.max(0, at - bornAt);
+        w.all.push(ms);
+        (topic.open > 0 || topic.lastSettledAt > bornAt ? w.behind : w.free).push(ms);
+      }
+      topic.open++;
+    },
+    settled(liteTopic, messageId, at) {
+      if (!unsettled.delete(messageId)) return;
+      settledIds.add(messageId);
+      if (settledIds.size > REMEMBER_SETTLED) settledIds.delete(settledIds.values().next().value!);
+      const topic = topics.get(liteTopic);
+      if (!topic) return;
+      topic.open--;
+      topic.lastSettledAt = at;
+    },
+    queuedForHandler(n) {
+      peakQueued = Math.max(peakQueued, n);
+    },
+    summary() {
+      const brokerWait: Record<string, { all: WaitFigures; behind: WaitFigures; free: WaitFigures }> = {};
+      for (const [cls, w] of [...waits].sort(([a], [b]) => a.localeCompare(b))) {
+        brokerWait[cls] = { all: figures(w.all), behind: figures(w.behind), free: figures(w.free) };
+      }
+      return {
+        receives,
+        emptyReceives,
+        messages,
+        afterSettled,
+        maxBatch,
+        receiveMs: figures(receiveMs),
+        peakUnsettled,
+        unsettledNow: unsettled.size,
+        peakQueuedForHandler: peakQueued,
+        brokerWait,
+      };
+    },
+  };
+}

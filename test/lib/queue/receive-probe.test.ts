@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { createReceiveProbe, figures } from '../../../lib/queue/rocketmq/receive-probe.js';
+
+describe('receive probe', () => {
+  it('counts a message born while its LiteTopic had one unsettled as waiting behind it, others as free', () => {
+    const probe = createReceiveProbe((t) => t.split('-')[0]!);
+    probe.received(2, 30);
+    probe.arrived('realtime-a', 'm1', 1_000, 1_020);
+    probe.arrived('batch-b', 'b1', 1_000, 1_010);
+    probe.settled('realtime-a', 'm1', 3_000);
+    // Born at 1 500 while m1 was unsettled: the broker could not hand it over before 3 000.
+    probe.received(1, 1_500);
+    probe.arrived('realtime-a', 'm2', 1_500, 3_010);
+    probe.settled('realtime-a', 'm2', 3_500);
+    // Born after m2 was settled: free.
+    probe.received(0, 5_000);
+    probe.arrived('realtime-a', 'm3', 4_000, 4_005);
+    const s = probe.summary();
+    expect(s).toMatchObject({ receives: 3, emptyReceives: 1, messages: 3, maxBatch: 2, peakUnsettled: 2 });
+    expect(s.brokerWait.realtime!.behind).toMatchObject({ count: 1, max: 1_510 });
+    expect(s.brokerWait.realtime!.free).toMatchObject({ count: 2, max: 20 });
+    expect(s.brokerWait.batch!.all.count).toBe(1);
+  });
+
+  it('does not count a redelivery as a wait: one still being handled is ignored, one already settled is counted apart', () => {
+    const probe = createReceiveProbe(() => 'x');
+    probe.arrived('x-a', 'm1', 0, 10);
+    probe.arrived('x-a', 'm1', 0, 20);
+    expect(probe.summary().brokerWait.x!.all.count).toBe(1);
+    probe.settled('x-a', 'm1', 30);
+    probe.arrived('x-a', 'm1', 0, 60_000);
+    expect(probe.summary()).toMatchObject({ afterSettled: 1, unsettledNow: 0 });
+    expect(probe.summary().brokerWait.x!.all).toMatchObject({ count: 1, max: 10 });
+    expect(figures([])).toEqual({ count: 0, p50: 0, p99: 0, max: 0 });
+  });
+});
