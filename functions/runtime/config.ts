@@ -60,8 +60,13 @@ const Config = z.object({
   SLUICE_ROCKETMQ_ENDPOINTS: z.string().regex(/^[^:]+:\d+$/, 'host:port').optional(),
   SLUICE_ROCKETMQ_TOPIC: z.string().default('sluice-requests'),
   SLUICE_ROCKETMQ_GROUP: z.string().default('sluice-dispatchers'),
-  /** TLS to the proxy: the public endpoint of brokerPublicTls. */
+  /** TLS to the proxy: the internal NLB (the proxies refuse plaintext), or the public endpoint of brokerPublicTls. */
   SLUICE_ROCKETMQ_TLS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /**
+   * PEM of the only CA the RocketMQ client trusts (the proxies' deploy-time CA, an ECS secret); unset: the
+   * platform's trust store (the public endpoint's ACM certificate).
+   */
+  SLUICE_ROCKETMQ_CA_CERT: z.string().includes('BEGIN CERTIFICATE').optional(),
   /** ACL 2.0 credentials: a Secrets Manager secret holding {"username","password"} (edge), or both values (ECS secrets). */
   SLUICE_ROCKETMQ_SECRET_ID: z.string().optional(),
   SLUICE_ROCKETMQ_ACCESS_KEY: z.string().optional(),

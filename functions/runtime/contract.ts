@@ -52,6 +52,10 @@ export const SECRET_FIELDS = {
   upstream: { apiKey: 'apiKey' },
   origin: { value: 'value' },
   admin: { key: 'key' },
+  /** The RocketMQ proxies' server certificate and key (PEM), issued at deploy (infra/constructs/proxy-tls-certificate.ts). */
+  proxyTls: { cert: 'cert', key: 'key' },
+  /** The CA certificate (PEM) the RocketMQ clients inside the VPC trust for the proxies. */
+  proxyCa: { cert: 'ca' },
 } as const;
 
 /**

@@ -3,6 +3,9 @@
  * themselves (dispatchers: ECS injects them from Secrets Manager) or a secret id read at
  * cold start (the edge: its environment never holds the password).
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Config } from './config.js';
 import { SECRET_FIELDS } from './contract.js';
@@ -14,8 +17,22 @@ export interface RocketMQAccess {
 
 type AccessConfig = Pick<
   Config,
-  'SLUICE_ROCKETMQ_TLS' | 'SLUICE_ROCKETMQ_SECRET_ID' | 'SLUICE_ROCKETMQ_ACCESS_KEY' | 'SLUICE_ROCKETMQ_SECRET_KEY'
+  'SLUICE_ROCKETMQ_TLS' | 'SLUICE_ROCKETMQ_SECRET_ID' | 'SLUICE_ROCKETMQ_ACCESS_KEY' | 'SLUICE_ROCKETMQ_SECRET_KEY' | 'SLUICE_ROCKETMQ_CA_CERT'
 >;
+
+/**
+ * Makes `caPem` the only CA the process's gRPC channels trust. rocketmq-client-nodejs builds its
+ * channel with `ChannelCredentials.createSsl()` and no roots, so @grpc/grpc-js falls back to the
+ * file its documented GRPC_DEFAULT_SSL_ROOTS_FILE_PATH names, which it reads from the environment
+ * when it is first loaded: call this before the RocketMQ client is imported (parts.ts imports it
+ * lazily, after). RocketMQ is the process's only gRPC peer, so no other channel loses its roots.
+ */
+export function trustOnlyForGrpc(caPem: string, env: Record<string, string | undefined>): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'sluice-rocketmq-ca-')), 'ca.pem');
+  writeFileSync(file, caPem, { mode: 0o600 });
+  env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH = file;
+  return file;
+}
 
 export async function rocketmqAccess(
   config: AccessConfig,
@@ -35,6 +52,9 @@ export async function rocketmqAccess(
   }
   if ((accessKey === undefined) !== (accessSecret === undefined)) {
     throw new Error('SLUICE_ROCKETMQ_ACCESS_KEY and SLUICE_ROCKETMQ_SECRET_KEY go together');
+  }
+  if (config.SLUICE_ROCKETMQ_CA_CERT && !config.SLUICE_ROCKETMQ_TLS) {
+    throw new Error('SLUICE_ROCKETMQ_CA_CERT is the CA of a TLS endpoint: set SLUICE_ROCKETMQ_TLS=true too');
   }
   if (!config.SLUICE_ROCKETMQ_TLS && !accessKey) return undefined;
   return { sslEnabled: config.SLUICE_ROCKETMQ_TLS, ...(accessKey && accessSecret ? { credentials: { accessKey, accessSecret } } : {}) };
