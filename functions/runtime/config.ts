@@ -67,6 +67,12 @@ const Config = z.object({
    * platform's trust store (the public endpoint's ACM certificate).
    */
   SLUICE_ROCKETMQ_CA_CERT: z.string().includes('BEGIN CERTIFICATE').optional(),
+  /**
+   * Where SLUICE_ROCKETMQ_CA_CERT is written for @grpc/grpc-js, which reads this variable (its own, documented)
+   * when it loads, at process start in a bundle, and the file when the first channel opens: so the name is set
+   * by the task definition, the file by the runtime.
+   */
+  GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: z.string().startsWith('/').optional(),
   /** ACL 2.0 credentials: a Secrets Manager secret holding {"username","password"} (edge), or both values (ECS secrets). */
   SLUICE_ROCKETMQ_SECRET_ID: z.string().optional(),
   SLUICE_ROCKETMQ_ACCESS_KEY: z.string().optional(),

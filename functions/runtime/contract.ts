@@ -42,6 +42,9 @@ export function isRuntimeEnvName(name: string): boolean {
   return (CONFIG_NAMES as readonly string[]).includes(name) || (PLATFORM_ENV as readonly string[]).includes(name);
 }
 
+/** Where the dispatchers' runtime writes the proxies' CA for @grpc/grpc-js (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). */
+export const ROCKETMQ_CA_FILE = '/tmp/sluice-rocketmq-ca.pem';
+
 /** Header CloudFront adds to every origin request; the edge refuses requests without it. */
 export const ORIGIN_VERIFY_HEADER = 'x-sluice-origin-verify';
 

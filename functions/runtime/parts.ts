@@ -90,8 +90,8 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
   let describe: string;
   if (config.SLUICE_ROCKETMQ_ENDPOINTS) {
     const access = await rocketmqAccess(config);
-    // Before the client (and @grpc/grpc-js, which reads where its roots are once) is loaded.
-    if (config.SLUICE_ROCKETMQ_CA_CERT) trustOnlyForGrpc(config.SLUICE_ROCKETMQ_CA_CERT, process.env);
+    // Before the client opens its first channel.
+    trustOnlyForGrpc(config);
     // Loaded only when used: its native crc32 module stays out of the edge bundle (infra/stacks/edge-stack.ts).
     const { RocketMQLiteQueue } = await import('../../lib/queue/rocketmq/index.js');
     const rocketmq = new RocketMQLiteQueue({

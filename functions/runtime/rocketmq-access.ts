@@ -3,9 +3,7 @@
  * themselves (dispatchers: ECS injects them from Secrets Manager) or a secret id read at
  * cold start (the edge: its environment never holds the password).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Config } from './config.js';
 import { SECRET_FIELDS } from './contract.js';
@@ -17,21 +15,27 @@ export interface RocketMQAccess {
 
 type AccessConfig = Pick<
   Config,
-  'SLUICE_ROCKETMQ_TLS' | 'SLUICE_ROCKETMQ_SECRET_ID' | 'SLUICE_ROCKETMQ_ACCESS_KEY' | 'SLUICE_ROCKETMQ_SECRET_KEY' | 'SLUICE_ROCKETMQ_CA_CERT'
+  | 'SLUICE_ROCKETMQ_TLS'
+  | 'SLUICE_ROCKETMQ_SECRET_ID'
+  | 'SLUICE_ROCKETMQ_ACCESS_KEY'
+  | 'SLUICE_ROCKETMQ_SECRET_KEY'
+  | 'SLUICE_ROCKETMQ_CA_CERT'
+  | 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH'
 >;
 
 /**
- * Makes `caPem` the only CA the process's gRPC channels trust. rocketmq-client-nodejs builds its
- * channel with `ChannelCredentials.createSsl()` and no roots, so @grpc/grpc-js falls back to the
- * file its documented GRPC_DEFAULT_SSL_ROOTS_FILE_PATH names, which it reads from the environment
- * when it is first loaded: call this before the RocketMQ client is imported (parts.ts imports it
- * lazily, after). RocketMQ is the process's only gRPC peer, so no other channel loses its roots.
+ * Makes the CA the only one the process's gRPC channels trust. rocketmq-client-nodejs builds its
+ * channel with `ChannelCredentials.createSsl()` and no roots, so @grpc/grpc-js falls back to the file
+ * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH names: it took the name from the environment when it loaded (a bundle
+ * loads it at start), and reads the file when the first TLS channel opens, after this. RocketMQ is the
+ * process's only gRPC peer, so no other channel loses its roots.
  */
-export function trustOnlyForGrpc(caPem: string, env: Record<string, string | undefined>): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'sluice-rocketmq-ca-')), 'ca.pem');
-  writeFileSync(file, caPem, { mode: 0o600 });
-  env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH = file;
-  return file;
+export function trustOnlyForGrpc(config: Pick<Config, 'SLUICE_ROCKETMQ_CA_CERT' | 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH'>): void {
+  if (!config.SLUICE_ROCKETMQ_CA_CERT) return;
+  if (!config.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH) {
+    throw new Error('SLUICE_ROCKETMQ_CA_CERT needs GRPC_DEFAULT_SSL_ROOTS_FILE_PATH in the process environment from its start');
+  }
+  writeFileSync(config.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, config.SLUICE_ROCKETMQ_CA_CERT, { mode: 0o600 });
 }
 
 export async function rocketmqAccess(

@@ -10,7 +10,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ROCKETMQ } from '../config.ts';
-import { runtimeEnv, SECRET_FIELDS, type ConfigName } from '../../functions/runtime/contract.ts';
+import { ROCKETMQ_CA_FILE, runtimeEnv, SECRET_FIELDS, type ConfigName } from '../../functions/runtime/contract.ts';
 import { METRICS, SLUICE_NAMESPACE } from '../metrics.ts';
 
 /** ECS secrets land in the environment: their names are runtime names too. */
@@ -98,7 +98,7 @@ export class DispatchersStack extends Stack {
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
         SLUICE_ROCKETMQ_GROUP: ROCKETMQ.consumerGroup,
         // The Broker stack's proxies take TLS only; an existing broker is dialed as it was given.
-        ...(props.brokerCa ? { SLUICE_ROCKETMQ_TLS: 'true' } : {}),
+        ...(props.brokerCa ? { SLUICE_ROCKETMQ_TLS: 'true', GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: ROCKETMQ_CA_FILE } : {}),
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_DLQ_URL: props.deadLetter.queueUrl,
         // GPU endpoints reach the dispatchers through the policy (policy/models, seeded from gpuEndpoints).

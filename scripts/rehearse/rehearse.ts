@@ -244,6 +244,8 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       taskEnv[s.Name] = await secretValue(secrets, app.resolve(dispatchersStack, s.ValueFrom, world));
     }
     standInForProxy(taskEnv, rocketmq.endpoints);
+    // A path of the container's own /tmp: here, one of the rehearsal's.
+    if (taskEnv.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH) taskEnv.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH = join(work, 'grpc-roots.pem');
     const metricsPort = await freePort();
     const dispatcherLines: string[] = [];
     const dispatcher = startProcess(
