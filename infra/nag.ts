@@ -131,7 +131,7 @@ export function applySuppressions(s: SluiceStacks): void {
     ack(
       b.loadBalancer,
       'AwsSolutions-ELB2',
-      'Internal NLB with a plain TCP listener: NLB access logs are only written for TLS listeners, so there is nothing to log (the public TLS listener, when enabled, logs to S3).',
+      'Internal NLB with a TCP listener that passes the clients\' TLS through to the proxies (the proxies hold the certificate): NLB access logs are only written for TLS listeners, so there is nothing to log (the public TLS listener, when enabled, logs to S3).',
     );
     ack(
       child(b.initFunctionRole, 'DefaultPolicy'),
@@ -149,9 +149,16 @@ export function applySuppressions(s: SluiceStacks): void {
         'A RocketMQ ACL user lives in the broker’s own user store (the super user written on first start, the others by the init task); a managed rotation would change the secret without changing the broker user. Rotate by hand with mqadmin updateUser, then put-secret-value and restart the tasks (infra/README.md).',
       );
     }
-    if (b.publicEndpoint) {
+    for (const secret of [b.proxyTlsSecret, b.proxyCaSecret]) {
       ack(
-        b.securityGroup,
+        secret,
+        'AwsSolutions-SMG4',
+        'Written by the deploy-time certificate custom resource (a CA whose key is discarded, and the proxies\' certificate): a managed rotation would change the secret without a certificate the other side accepts. A new certificate is issued when the resource changes (the internal NLB\'s name, the validity) (infra/README.md).',
+      );
+    }
+    if (b.publicNlbSecurityGroup) {
+      ack(
+        b.publicNlbSecurityGroup,
         'AwsSolutions-EC23',
         'Public TLS entry for the edge function, which runs outside the VPC (function URL streaming is unsupported for VPC functions) from unpredictable AWS addresses; the listener is TLS 1.3 only and the proxies require RocketMQ ACL credentials.',
       );

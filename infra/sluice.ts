@@ -65,7 +65,6 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
       ...base,
       description: `Sluice ${cfg.stage}: Apache RocketMQ 5.5 (namesrv x2, broker on EFS, proxies behind an NLB)`,
       vpc: network.vpc,
-      vpcCidr: cfg.existingVpc?.vpcCidrBlock ?? cfg.vpcCidr,
       image: cfg.rocketmqImage,
       namesrvCpu: cfg.namesrvCpu,
       namesrvMemoryMiB: cfg.namesrvMemoryMiB,
@@ -87,7 +86,7 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     repoRoot: REPO_ROOT,
     dockerfile: DISPATCHER_DOCKERFILE,
     brokerEndpoint,
-    ...(broker ? { brokerCredentials: broker.dispatcherCredentials } : {}),
+    ...(broker ? { brokerCredentials: broker.dispatcherCredentials, brokerCa: broker.proxyCaSecret } : {}),
     parameterPath: paramPath,
     upstashSecret: config.upstashSecret,
     ...(config.gpuApiKeySecret ? { gpuApiKeySecret: config.gpuApiKeySecret } : {}),
@@ -103,6 +102,8 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
 
   // The edge runs outside the VPC: it reaches the broker only through a public TLS
   // endpoint (ours, or an existing one); without one it spills every request to SQS.
+  broker?.allowProxyClient({ securityGroup: dispatchers.securityGroup, description: 'the dispatchers' });
+
   const edgeBrokerEndpoint = broker ? broker.publicEndpoint : cfg.existingBrokerEndpoint;
   const edge = new EdgeStack(app, `${prefix}-Edge`, {
     ...base,

@@ -60,8 +60,19 @@ const Config = z.object({
   SLUICE_ROCKETMQ_ENDPOINTS: z.string().regex(/^[^:]+:\d+$/, 'host:port').optional(),
   SLUICE_ROCKETMQ_TOPIC: z.string().default('sluice-requests'),
   SLUICE_ROCKETMQ_GROUP: z.string().default('sluice-dispatchers'),
-  /** TLS to the proxy: the public endpoint of brokerPublicTls. */
+  /** TLS to the proxy: the internal NLB (the proxies refuse plaintext), or the public endpoint of brokerPublicTls. */
   SLUICE_ROCKETMQ_TLS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /**
+   * PEM of the only CA the RocketMQ client trusts (the proxies' deploy-time CA, an ECS secret); unset: the
+   * platform's trust store (the public endpoint's ACM certificate).
+   */
+  SLUICE_ROCKETMQ_CA_CERT: z.string().includes('BEGIN CERTIFICATE').optional(),
+  /**
+   * Where SLUICE_ROCKETMQ_CA_CERT is written for @grpc/grpc-js, which reads this variable (its own, documented)
+   * when it loads, at process start in a bundle, and the file when the first channel opens: so the name is set
+   * by the task definition, the file by the runtime.
+   */
+  GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: z.string().startsWith('/').optional(),
   /** ACL 2.0 credentials: a Secrets Manager secret holding {"username","password"} (edge), or both values (ECS secrets). */
   SLUICE_ROCKETMQ_SECRET_ID: z.string().optional(),
   SLUICE_ROCKETMQ_ACCESS_KEY: z.string().optional(),

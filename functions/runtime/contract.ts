@@ -42,6 +42,9 @@ export function isRuntimeEnvName(name: string): boolean {
   return (CONFIG_NAMES as readonly string[]).includes(name) || (PLATFORM_ENV as readonly string[]).includes(name);
 }
 
+/** Where the dispatchers' runtime writes the proxies' CA for @grpc/grpc-js (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). */
+export const ROCKETMQ_CA_FILE = '/tmp/sluice-rocketmq-ca.pem';
+
 /** Header CloudFront adds to every origin request; the edge refuses requests without it. */
 export const ORIGIN_VERIFY_HEADER = 'x-sluice-origin-verify';
 
@@ -52,6 +55,10 @@ export const SECRET_FIELDS = {
   upstream: { apiKey: 'apiKey' },
   origin: { value: 'value' },
   admin: { key: 'key' },
+  /** The RocketMQ proxies' server certificate and key (PEM), issued at deploy (infra/constructs/proxy-tls-certificate.ts). */
+  proxyTls: { cert: 'cert', key: 'key' },
+  /** The CA certificate (PEM) the RocketMQ clients inside the VPC trust for the proxies. */
+  proxyCa: { cert: 'ca' },
 } as const;
 
 /**

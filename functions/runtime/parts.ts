@@ -32,7 +32,7 @@ import type { RateStore } from '../../lib/store/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import type { Config } from './config.js';
 import { upstashKeeper, withLastGoodPolicy } from './last-good-policy.js';
-import { rocketmqAccess } from './rocketmq-access.js';
+import { rocketmqAccess, trustOnlyForGrpc } from './rocketmq-access.js';
 
 export type Role = 'edge' | 'dispatcher';
 
@@ -90,13 +90,16 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
   let queue: LiteQueue;
   let describe: string;
   if (config.SLUICE_ROCKETMQ_ENDPOINTS) {
+    const access = await rocketmqAccess(config);
+    // Before the client opens its first channel.
+    trustOnlyForGrpc(config);
     // Loaded only when used: its native crc32 module stays out of the edge bundle (infra/stacks/edge-stack.ts).
     const { RocketMQLiteQueue } = await import('../../lib/queue/rocketmq/index.js');
     const rocketmq = new RocketMQLiteQueue({
       endpoints: config.SLUICE_ROCKETMQ_ENDPOINTS,
       parentTopic: config.SLUICE_ROCKETMQ_TOPIC,
       consumerGroup: config.SLUICE_ROCKETMQ_GROUP,
-      access: await rocketmqAccess(config),
+      access,
       clock,
       log,
       onDeadLetter: deadLetters,

@@ -34,6 +34,19 @@ export function brokerScript(o: BrokerScriptOptions): string {
 /** Where the broker task writes its broker.conf (the rehearsal reads the heredoc that writes it). */
 export const BROKER_CONF_PATH = '/tmp/broker.conf';
 
+/**
+ * The proxy's TLS: its certificate and key arrive as env RMQ_TLS_CERT / RMQ_TLS_KEY (ECS secrets), are
+ * written to these files at start, and the JVM runs with `tls.server.mode=enforcing`: a plaintext client
+ * is refused (the default, permissive, sniffs and accepts both). tlsTestModeEnable off, or the proxy
+ * would serve a self-signed certificate of its own instead.
+ */
+export const PROXY_TLS = {
+  certPath: '/tmp/tls/proxy.crt',
+  keyPath: '/tmp/tls/proxy.key',
+  env: { cert: 'RMQ_TLS_CERT', key: 'RMQ_TLS_KEY' },
+  jvmOptions: '-Dtls.server.mode=enforcing',
+} as const;
+
 export function proxyScript(namesrvAddr: string): string {
   const conf: Record<string, unknown> = {
     rocketMQClusterName: ROCKETMQ.clusterName,
@@ -42,11 +55,18 @@ export function proxyScript(namesrvAddr: string): string {
     remotingListenPort: ROCKETMQ.remotingPort,
     // Routes answer the address and port the client used (an NLB's listener), not the task's own port.
     useEndpointPortFromRequest: true,
+    tlsTestModeEnable: false,
+    tlsCertPath: PROXY_TLS.certPath,
+    tlsKeyPath: PROXY_TLS.keyPath,
     // JSON-in-JSON: stringify escapes the inner quotes; the unquoted heredoc expands $RMQ_*.
     ...proxyAclSettings(ENV_CREDENTIALS.user, ENV_CREDENTIALS.password),
   };
   return [
     'set -e',
+    'umask 077',
+    'mkdir -p /tmp/tls',
+    `printf '%s\\n' "$${PROXY_TLS.env.cert}" > ${PROXY_TLS.certPath}`,
+    `printf '%s\\n' "$${PROXY_TLS.env.key}" > ${PROXY_TLS.keyPath}`,
     `cat > /tmp/rmq-proxy.json <<EOF\n${JSON.stringify(conf, null, 1)}\nEOF`,
     `exec "$ROCKETMQ_HOME/bin/mqproxy" -pm cluster -pc /tmp/rmq-proxy.json -n '${namesrvAddr}'`,
   ].join('\n');

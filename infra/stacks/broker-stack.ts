@@ -10,7 +10,8 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
 import type { Construct, IConstruct } from 'constructs';
 import { ROCKETMQ, type BrokerPublicTlsConfig } from '../config.ts';
-import { brokerScript, initScript, namesrvScript, proxyScript } from '../constructs/rocketmq-scripts.ts';
+import { ProxyTlsCertificate } from '../constructs/proxy-tls-certificate.ts';
+import { brokerScript, initScript, namesrvScript, PROXY_TLS, proxyScript } from '../constructs/rocketmq-scripts.ts';
 import { RunTaskToCompletion } from '../constructs/run-task-to-completion.ts';
 import { ROCKETMQ_ROLES, type RocketMQRole } from '../rocketmq/acl.ts';
 import { SECRET_FIELDS } from '../../functions/runtime/contract.ts';
@@ -18,8 +19,6 @@ import { SECRET_FIELDS } from '../../functions/runtime/contract.ts';
 export interface BrokerStackProps extends StackProps {
   readonly stage: string;
   readonly vpc: ec2.IVpc;
-  /** CIDR of the VPC, as a literal (the proxies accept gRPC from it). */
-  readonly vpcCidr: string;
   readonly image: string;
   readonly namesrvCpu: number;
   readonly namesrvMemoryMiB: number;
@@ -72,6 +71,13 @@ export class BrokerStack extends Stack {
   readonly proxyTargetGroup: elbv2.NetworkTargetGroup;
   readonly loadBalancer: elbv2.NetworkLoadBalancer;
   readonly securityGroup: ec2.SecurityGroup;
+  /** The internal NLB's: clients are admitted here (allowProxyClient), the proxies admit only the NLBs. */
+  readonly proxyNlbSecurityGroup: ec2.SecurityGroup;
+  /** `{ca}`: the CA certificate the proxies' TLS certificate chains to; clients inside the VPC trust only it. */
+  readonly proxyCaSecret: secretsmanager.ISecret;
+  /** `{cert, key}`: the proxies' certificate and key; the proxy tasks only. */
+  readonly proxyTlsSecret: secretsmanager.ISecret;
+  readonly publicNlbSecurityGroup?: ec2.SecurityGroup;
   readonly taskDefinitions: ecs.FargateTaskDefinition[] = [];
   /** Role of the handler behind the init custom resource (runs the task and waits for its exit). */
   readonly initFunctionRole: IConstruct;
@@ -97,8 +103,15 @@ export class BrokerStack extends Stack {
       allowAllOutbound: true,
     }));
     sg.addIngressRule(sg, ec2.Port.allTcp(), 'RocketMQ components talk to each other');
-    // The NLB (internal and, if enabled, public) forwards from its private IPs in the VPC.
-    sg.addIngressRule(ec2.Peer.ipv4(props.vpcCidr), ec2.Port.tcp(ROCKETMQ.grpcPort), 'proxy gRPC from the VPC (NLB, dispatchers)');
+    // The proxies take gRPC from the load balancers only (their security groups: traffic and health
+    // checks), and the internal NLB from the clients given to allowProxyClient: not the whole VPC.
+    const nlbSg = (this.proxyNlbSecurityGroup = new ec2.SecurityGroup(this, 'ProxyNlbSg', {
+      vpc,
+      description: 'Internal NLB of the RocketMQ proxies: gRPC (TLS) from the Sluice clients',
+      allowAllOutbound: false,
+    }));
+    nlbSg.addEgressRule(sg, ec2.Port.tcp(ROCKETMQ.grpcPort), 'to the proxies (traffic and health checks)');
+    sg.addIngressRule(nlbSg, ec2.Port.tcp(ROCKETMQ.grpcPort), 'proxy gRPC from the internal NLB');
 
     const logGroup = new logs.LogGroup(this, 'Logs', {
       retention: logs.RetentionDays.ONE_MONTH,
@@ -237,6 +250,17 @@ export class BrokerStack extends Stack {
     });
 
     // --- proxies (cluster mode) behind an internal NLB.
+    // The NLB first: its DNS name, which the dispatchers dial, is the certificate's name.
+    this.loadBalancer = new elbv2.NetworkLoadBalancer(this, 'ProxyNlb', {
+      vpc,
+      internetFacing: false,
+      vpcSubnets: privateSubnets,
+      crossZoneEnabled: true,
+      securityGroups: [nlbSg],
+    });
+    const tlsCert = new ProxyTlsCertificate(this, 'ProxyTls', { stage, dnsName: this.loadBalancer.loadBalancerDnsName, validityDays: 3650 });
+    this.proxyCaSecret = tlsCert.caSecret;
+    this.proxyTlsSecret = tlsCert.serverSecret;
     const proxyTd = new ecs.FargateTaskDefinition(this, 'proxy-task', {
       cpu: props.proxyCpu,
       memoryLimitMiB: props.proxyMemoryMiB,
@@ -246,8 +270,12 @@ export class BrokerStack extends Stack {
       image,
       entryPoint: ['sh', '-c'],
       command: [proxyScript(namesrvAddr)],
-      environment: { JAVA_OPT_EXT: `-Xms${Math.floor(props.proxyMemoryMiB / 2)}m -Xmx${Math.floor(props.proxyMemoryMiB / 2)}m` },
-      secrets: authSecrets,
+      environment: { JAVA_OPT_EXT: `-Xms${Math.floor(props.proxyMemoryMiB / 2)}m -Xmx${Math.floor(props.proxyMemoryMiB / 2)}m ${PROXY_TLS.jvmOptions}` },
+      secrets: {
+        ...authSecrets,
+        [PROXY_TLS.env.cert]: ecs.Secret.fromSecretsManager(tlsCert.serverSecret, SECRET_FIELDS.proxyTls.cert),
+        [PROXY_TLS.env.key]: ecs.Secret.fromSecretsManager(tlsCert.serverSecret, SECRET_FIELDS.proxyTls.key),
+      },
       portMappings: [{ containerPort: ROCKETMQ.grpcPort }, { containerPort: ROCKETMQ.remotingPort }],
       healthCheck: tcpHealthCheck(ROCKETMQ.grpcPort),
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'proxy' }),
@@ -263,14 +291,9 @@ export class BrokerStack extends Stack {
       maxHealthyPercent: 200,
       circuitBreaker: { rollback: true },
     });
-    this.proxyService.node.addDependency(this.brokerService);
+    // A proxy task starts only once its certificate is in the secret.
+    this.proxyService.node.addDependency(this.brokerService, tlsCert.resource);
 
-    this.loadBalancer = new elbv2.NetworkLoadBalancer(this, 'ProxyNlb', {
-      vpc,
-      internetFacing: false,
-      vpcSubnets: privateSubnets,
-      crossZoneEnabled: true,
-    });
     const listener = this.loadBalancer.addListener('Grpc', { port: ROCKETMQ.grpcPort, protocol: elbv2.Protocol.TCP });
     this.proxyTargetGroup = listener.addTargets('Proxies', {
       port: ROCKETMQ.grpcPort,
@@ -289,11 +312,22 @@ export class BrokerStack extends Stack {
         lifecycleRules: [{ expiration: Duration.days(90) }],
         removalPolicy: RemovalPolicy.RETAIN,
       }));
+      const publicSg = (this.publicNlbSecurityGroup = new ec2.SecurityGroup(this, 'PublicNlbSg', {
+        vpc,
+        description: 'Public NLB of the RocketMQ proxies: TLS from the edge (Lambda, outside the VPC)',
+        allowAllOutbound: false,
+      }));
+      // The edge runs outside the VPC with no fixed address: the listener is the public TLS entry,
+      // guarded by TLS 1.3 and the ACL users' credentials.
+      publicSg.addIngressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(ROCKETMQ.grpcPort), 'gRPC over TLS from the edge');
+      publicSg.addEgressRule(sg, ec2.Port.tcp(ROCKETMQ.grpcPort), 'to the proxies (traffic and health checks)');
+      sg.addIngressRule(publicSg, ec2.Port.tcp(ROCKETMQ.grpcPort), 'proxy gRPC from the public NLB');
       const publicNlb = new elbv2.NetworkLoadBalancer(this, 'PublicNlb', {
         vpc,
         internetFacing: true,
         vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
         crossZoneEnabled: true,
+        securityGroups: [publicSg],
       });
       publicNlb.logAccessLogs(logs, 'public-nlb');
       const tls = publicNlb.addListener('GrpcTls', {
@@ -305,7 +339,8 @@ export class BrokerStack extends Stack {
       });
       tls.addTargets('PublicProxies', {
         port: ROCKETMQ.grpcPort,
-        protocol: elbv2.Protocol.TCP,
+        // The proxies refuse plaintext: the NLB opens TLS to them again (it does not check their certificate).
+        protocol: elbv2.Protocol.TLS,
         targets: [this.proxyService.loadBalancerTarget({ containerName: 'proxy', containerPort: ROCKETMQ.grpcPort })],
         healthCheck: { protocol: elbv2.Protocol.TCP, interval: Duration.seconds(10) },
         deregistrationDelay: Duration.seconds(30),
@@ -351,6 +386,20 @@ export class BrokerStack extends Stack {
     new CfnOutput(this, 'ProxyEndpoint', { value: this.endpoint, description: 'RocketMQ proxy gRPC endpoint (internal)' });
     new CfnOutput(this, 'NamesrvAddr', { value: namesrvAddr });
   }
+
+  /**
+   * Admits `client` to the internal NLB's gRPC listener (TLS): the only way into the proxies from the VPC.
+   * A remote rule: it lives in the client's stack, which already depends on this one (here it would be
+   * a dependency cycle).
+   */
+  allowProxyClient(client: ProxyClient): void {
+    this.proxyNlbSecurityGroup.addIngressRule(client.securityGroup, ec2.Port.tcp(ROCKETMQ.grpcPort), `proxy gRPC (TLS) from ${client.description}`, true);
+  }
+}
+
+export interface ProxyClient {
+  readonly securityGroup: ec2.ISecurityGroup;
+  readonly description: string;
 }
 
 /** Short stable hash (FNV-1a) of a string, for physical ids. */

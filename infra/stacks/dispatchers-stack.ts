@@ -10,7 +10,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ROCKETMQ } from '../config.ts';
-import { runtimeEnv, SECRET_FIELDS, type ConfigName } from '../../functions/runtime/contract.ts';
+import { ROCKETMQ_CA_FILE, runtimeEnv, SECRET_FIELDS, type ConfigName } from '../../functions/runtime/contract.ts';
 import { METRICS, SLUICE_NAMESPACE } from '../metrics.ts';
 
 /** ECS secrets land in the environment: their names are runtime names too. */
@@ -26,6 +26,8 @@ export interface DispatchersStackProps extends StackProps {
   readonly dockerfile: string;
   readonly brokerEndpoint: string;
   readonly brokerCredentials?: secretsmanager.ISecret;
+  /** `{ca}` of the Broker stack's proxies: the dispatchers connect over TLS and trust only this CA. */
+  readonly brokerCa?: secretsmanager.ISecret;
   readonly parameterPath: string;
   readonly upstashSecret: secretsmanager.ISecret;
   readonly gpuApiKeySecret?: secretsmanager.ISecret;
@@ -49,6 +51,7 @@ export class DispatchersStack extends Stack {
   readonly service: ecs.FargateService;
   readonly cluster: ecs.Cluster;
   readonly backlogMetric: cloudwatch.Metric;
+  readonly securityGroup: ec2.SecurityGroup;
 
   constructor(scope: Construct, id: string, props: DispatchersStackProps) {
     super(scope, id, props);
@@ -78,6 +81,7 @@ export class DispatchersStack extends Stack {
       secrets.SLUICE_ROCKETMQ_ACCESS_KEY = ecs.Secret.fromSecretsManager(props.brokerCredentials, SECRET_FIELDS.rocketmq.username);
       secrets.SLUICE_ROCKETMQ_SECRET_KEY = ecs.Secret.fromSecretsManager(props.brokerCredentials, SECRET_FIELDS.rocketmq.password);
     }
+    if (props.brokerCa) secrets.SLUICE_ROCKETMQ_CA_CERT = ecs.Secret.fromSecretsManager(props.brokerCa, SECRET_FIELDS.proxyCa.cert);
     td.addContainer('dispatcher', {
       image: ecs.ContainerImage.fromAsset(props.repoRoot, {
         file: props.dockerfile,
@@ -93,6 +97,8 @@ export class DispatchersStack extends Stack {
         SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint,
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
         SLUICE_ROCKETMQ_GROUP: ROCKETMQ.consumerGroup,
+        // The Broker stack's proxies take TLS only; an existing broker is dialed as it was given.
+        ...(props.brokerCa ? { SLUICE_ROCKETMQ_TLS: 'true', GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: ROCKETMQ_CA_FILE } : {}),
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_DLQ_URL: props.deadLetter.queueUrl,
         // GPU endpoints reach the dispatchers through the policy (policy/models, seeded from gpuEndpoints).
@@ -104,11 +110,11 @@ export class DispatchersStack extends Stack {
       readonlyRootFilesystem: false,
     });
 
-    const sg = new ec2.SecurityGroup(this, 'Sg', {
+    const sg = (this.securityGroup = new ec2.SecurityGroup(this, 'Sg', {
       vpc: props.vpc,
       description: 'Sluice dispatchers: egress to the broker, Upstash, GPU endpoints and AWS APIs',
       allowAllOutbound: true,
-    });
+    }));
     this.service = new ecs.FargateService(this, 'Service', {
       cluster: this.cluster,
       taskDefinition: td,

@@ -11,14 +11,19 @@ export interface DeployedRocketMQConf {
   readonly proxy: Record<string, unknown>;
   /** The secret the RocketMQ containers' RMQ_USER/RMQ_PASSWORD come from, when ACL is on. */
   readonly credentialsSecret?: unknown;
+  /** The proxy JVM's `-D` system properties (its JAVA_OPT_EXT), e.g. `-Dtls.server.mode=enforcing`. */
+  readonly proxySystemProperties: string[];
+  /** The proxy container's secrets (env name -> ECS reference), e.g. its TLS certificate and key. */
+  readonly proxySecrets: Record<string, unknown>;
 }
 
 export function deployedRocketMQConf(app: Assembly): DeployedRocketMQConf {
   const broker = app.stack('Broker');
-  const scripts = new Map<string, { script: string; secrets: Array<{ Name: string; ValueFrom: unknown }> }>();
+  type Env = Array<{ Name: string; Value: unknown }>;
+  const scripts = new Map<string, { script: string; secrets: Array<{ Name: string; ValueFrom: unknown }>; env: Env }>();
   for (const [, td] of app.resources(broker, 'AWS::ECS::TaskDefinition')) {
-    for (const c of td.Properties.ContainerDefinitions as Array<{ Name: string; Command?: string[]; Secrets?: Array<{ Name: string; ValueFrom: unknown }> }>) {
-      if (c.Command) scripts.set(c.Name, { script: c.Command.join(' '), secrets: c.Secrets ?? [] });
+    for (const c of td.Properties.ContainerDefinitions as Array<{ Name: string; Command?: string[]; Secrets?: Array<{ Name: string; ValueFrom: unknown }>; Environment?: Env }>) {
+      if (c.Command) scripts.set(c.Name, { script: c.Command.join(' '), secrets: c.Secrets ?? [], env: c.Environment ?? [] });
     }
   }
   const brokerScript = must(scripts.get('broker'), `no broker container in ${broker.stack}`);
@@ -27,6 +32,9 @@ export function deployedRocketMQConf(app: Assembly): DeployedRocketMQConf {
     broker: parseProps(heredoc(brokerScript.script, 'broker.conf')),
     proxy: JSON.parse(heredoc(proxyScript.script, 'rmq-proxy.json')) as Record<string, unknown>,
     credentialsSecret: brokerScript.secrets.find((s) => s.Name === 'RMQ_USER')?.ValueFrom,
+    // Heap sizes are the task's; system properties are behaviour.
+    proxySystemProperties: String(proxyScript.env.find((e) => e.Name === 'JAVA_OPT_EXT')?.Value ?? '').split(/\s+/).filter((o) => o.startsWith('-D')),
+    proxySecrets: Object.fromEntries(proxyScript.secrets.map((s) => [s.Name, s.ValueFrom])),
   };
 }
 

@@ -10,7 +10,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { serve } from '@hono/node-server';
@@ -31,6 +31,7 @@ import { deployedRocketMQConf, expandCredentials } from './broker-conf.ts';
 import { buildImage } from './dockerfile.ts';
 import { startFunctionUrl } from './function-url.ts';
 import { startTlsListener } from './tls-listener.ts';
+import { handshake, plaintextRefused, runCertificateResources } from './proxy-tls.ts';
 import { ensureRic, startRicEnvironment } from './lambda-ric.ts';
 import { eachLine } from './lines.ts';
 import { emfMetrics, sameMetric, watchedMetrics } from './metrics.ts';
@@ -64,7 +65,8 @@ export interface RehearseReport {
 
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';
-const PROXY_NLB_HOST = 'proxy-nlb.rehearsal.internal';
+/** The internal NLB's DNS name stands for this: the proxies' certificate is issued for it, and it is loopback. */
+const PROXY_NLB_HOST = 'localhost';
 const SLOW_MODEL = 'sim-llm-slow';
 /** Two tokens of this: an answer that comes after CloudFront's 60 s origin read timeout. */
 const SLOW_TOKEN_MS = 33_000;
@@ -137,28 +139,17 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const deployed = deployedRocketMQConf(app);
     const adminRef = app.resolve(app.stack('Broker'), must(deployed.credentialsSecret, 'the broker runs without ACL credentials'), world0());
     const admin = JSON.parse(must(generated.get(secretName(adminRef)), `secret ${adminRef} is not in the templates`)) as { username: string; password: string };
-    const rocketmqConfig = {
-      brokerSettings: expandCredentials(deployed.broker, admin.username, admin.password),
-      proxySettings: expandCredentials(deployed.proxy, admin.username, admin.password),
-    };
     log(`RocketMQ runs the Broker stack's broker.conf: ${Object.keys(deployed.broker).join(', ')}`);
 
-    // --- local stand-ins for AWS, started side by side.
-    log('starting redis-server + Upstash REST, moto, ElasticMQ, RocketMQ');
+    // --- local stand-ins for AWS, started side by side; RocketMQ once its proxies' certificate is issued.
+    log('starting redis-server + Upstash REST, moto, ElasticMQ');
     const upstashToken = createHash('sha256').update(work).digest('hex');
-    const [redis, moto, elasticmq, rocketmq] = await Promise.all([
+    const [redis, moto, elasticmq] = await Promise.all([
       startRedisServer({ log: (m) => log(`[redis] ${m}`) }),
       startMoto((m) => log(`[moto] ${m}`)),
       startElasticMQ({ cacheDir: cache, log: (m) => log(`[elasticmq] ${m}`) }),
-      // No topic or group of its own: the stack's init script below creates them, and its users.
-      startRocketMQ({ cacheDir: cache, createTopicAndGroup: false, config: rocketmqConfig, log: (m) => log(`[rocketmq] ${m}`) }),
     ]);
-    stops.push(() => redis.close(), () => moto.close(), () => elasticmq.stop(), () => rocketmq.stop());
-    const init = await runBrokerInit({ app, cacheDir: cache, namesrv: rocketmq.namesrv, log, secret: (valueFrom) => generatedField(app.resolve(app.stack('Broker'), valueFrom, world0())) });
-    check('broker init task (the Broker stack\'s mqadmin script) creates the topic and group', init.ok, init.detail);
-    if (!init.ok) throw new Error('the broker init task failed; the deploy would fail here');
-    const upstash = await startUpstashRestServer({ redisUrl: redis.url, token: upstashToken });
-    stops.push(() => upstash.close());
+    stops.push(() => redis.close(), () => moto.close(), () => elasticmq.stop());
     const endpoints = {
       AWS_ENDPOINT_URL_SSM: moto.url,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: moto.url,
@@ -168,6 +159,46 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const sqs = new SQSClient({ ...aws, endpoint: elasticmq.endpoint });
     const ssm = new SSMClient({ ...aws, endpoint: moto.url });
     const secrets = new SecretsManagerClient({ ...aws, endpoint: moto.url });
+
+    // Secrets the stacks create (generated above), then the proxies' certificate issued into two of them
+    // by the Broker stack's custom resource, as on deploy; the proxy tasks start after it.
+    for (const [name, value] of generated) await secrets.send(new CreateSecretCommand({ Name: name, SecretString: value }));
+    const brokerStack = app.stack('Broker');
+    const issued = await runCertificateResources({
+      app,
+      t: brokerStack,
+      world: world0(),
+      dir: work,
+      repoRoot,
+      env: { ...baseEnv(), ...CREDENTIALS, AWS_REGION: REGION, AWS_ENDPOINT_URL_SECRETS_MANAGER: moto.url },
+      log,
+    });
+    for (const c of issued) check(`proxy TLS certificate issued by the Broker stack's custom resource (${c.id})`, c.ok, c.detail);
+    const proxyEnv: Record<string, string> = {};
+    for (const [name, ref] of Object.entries(deployed.proxySecrets)) proxyEnv[name] = await secretValue(secrets, app.resolve(brokerStack, ref, world0()));
+    const proxySettings: Record<string, unknown> = expandCredentials(deployed.proxy, admin.username, admin.password);
+    // The files the proxy's start script writes from its secrets: same contents, local paths.
+    for (const [key, envName, file] of [['tlsCertPath', 'RMQ_TLS_CERT', 'proxy.crt'], ['tlsKeyPath', 'RMQ_TLS_KEY', 'proxy.key']] as const) {
+      if (proxySettings[key] === undefined) continue;
+      const local = join(work, file);
+      writeFileSync(local, `${must(proxyEnv[envName], `the proxy reads ${key} but has no secret ${envName}`)}\n`, { mode: 0o600 });
+      proxySettings[key] = local;
+    }
+    log(`RocketMQ proxy settings ${Object.keys(proxySettings).join(', ')}; JVM ${deployed.proxySystemProperties.join(' ') || '(no system properties)'}`);
+    const rocketmq = await startRocketMQ({
+      cacheDir: cache,
+      // No topic or group of its own: the stack's init script below creates them, and its users.
+      createTopicAndGroup: false,
+      config: { brokerSettings: expandCredentials(deployed.broker, admin.username, admin.password), proxySettings },
+      proxySystemProperties: deployed.proxySystemProperties,
+      log: (m) => log(`[rocketmq] ${m}`),
+    });
+    stops.push(() => rocketmq.stop());
+    const init = await runBrokerInit({ app, cacheDir: cache, namesrv: rocketmq.namesrv, log, secret: (valueFrom) => generatedField(app.resolve(app.stack('Broker'), valueFrom, world0())) });
+    check('broker init task (the Broker stack\'s mqadmin script) creates the topic and group', init.ok, init.detail);
+    if (!init.ok) throw new Error('the broker init task failed; the deploy would fail here');
+    const upstash = await startUpstashRestServer({ redisUrl: redis.url, token: upstashToken });
+    stops.push(() => upstash.close());
 
     // --- queues with the template's attributes (dead-letter targets first).
     const queueUrls = new Map<string, string>();
@@ -196,8 +227,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       await ssm.send(new PutParameterCommand({ Name: name, Value: app.resolve(configStack, p.Properties.Value, world), Type: 'String', Overwrite: true }));
       log(`ssm ${name} seeded from the template`);
     }
-    // Secrets the stacks create (generated above), then the one the README has the user create.
-    for (const [name, value] of generated) await secrets.send(new CreateSecretCommand({ Name: name, SecretString: value }));
+    // The one secret the README has the user create (the stacks' own are in moto above).
     const upstashSecretName = app.resolve(configStack, app.output(configStack, 'UpstashSecretName'), world);
     await secrets.send(new CreateSecretCommand({ Name: upstashSecretName, SecretString: JSON.stringify({ url: upstash.url, token: upstashToken }) }));
     log(`secret ${upstashSecretName} created as infra/README.md says (url, token)`);
@@ -214,6 +244,8 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       taskEnv[s.Name] = await secretValue(secrets, app.resolve(dispatchersStack, s.ValueFrom, world));
     }
     standInForProxy(taskEnv, rocketmq.endpoints);
+    // A path of the container's own /tmp: here, one of the rehearsal's.
+    if (taskEnv.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH) taskEnv.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH = join(work, 'grpc-roots.pem');
     const metricsPort = await freePort();
     const dispatcherLines: string[] = [];
     const dispatcher = startProcess(
@@ -238,6 +270,24 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     stops.push(() => dispatcher.stop());
     log(`dispatcher: ${image.cmd.join(' ')} in ${image.workdir} with ${Object.keys(taskEnv).sort().join(', ')}`);
 
+    // --- what the dispatchers dial inside the VPC speaks TLS only, with the certificate they trust.
+    const dialed = must(taskEnv.SLUICE_ROCKETMQ_ENDPOINTS, 'the dispatchers have no SLUICE_ROCKETMQ_ENDPOINTS');
+    const [dialedHost, dialedPort] = dialed.split(':') as [string, string];
+    check(
+      'dispatchers connect to the proxies over TLS trusting only the deploy-time CA',
+      taskEnv.SLUICE_ROCKETMQ_TLS === 'true' && Boolean(taskEnv.SLUICE_ROCKETMQ_CA_CERT),
+      `SLUICE_ROCKETMQ_TLS=${taskEnv.SLUICE_ROCKETMQ_TLS ?? '(unset)'}, SLUICE_ROCKETMQ_CA_CERT ${taskEnv.SLUICE_ROCKETMQ_CA_CERT ? 'from its ECS secret' : '(unset)'}`,
+    );
+    if (taskEnv.SLUICE_ROCKETMQ_CA_CERT) {
+      const h = await handshake(dialedHost, Number(dialedPort), dialedHost, taskEnv.SLUICE_ROCKETMQ_CA_CERT);
+      check(`proxy presents a certificate for ${dialedHost} that verifies against the CA secret`, h.ok, h.detail);
+    }
+    const refused = await plaintextRefused(dialed, must(taskEnv.SLUICE_ROCKETMQ_TOPIC, 'no topic'), {
+      accessKey: must(taskEnv.SLUICE_ROCKETMQ_ACCESS_KEY, 'the dispatchers have no RocketMQ user'),
+      accessSecret: must(taskEnv.SLUICE_ROCKETMQ_SECRET_KEY, 'the dispatchers have no RocketMQ password'),
+    });
+    check('proxy refuses a plaintext gRPC client (valid user, no TLS)', refused.ok, refused.detail);
+
     // --- the edge: its asset alone in an empty task root, under aws-lambda-ric, behind the function URL front.
     const [, fn] = one(
       app.resources(edgeStack, 'AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description ?? '').includes(' edge ')),
@@ -257,7 +307,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const tlsEnv: Record<string, string> = {};
     if (fnEnv.SLUICE_ROCKETMQ_ENDPOINTS?.startsWith(`${PUBLIC_TLS.domainName}:`)) {
       const [host, port] = rocketmq.endpoints.split(':');
-      const nlb = await startTlsListener({ dir: work, target: { host: host!, port: Number(port) } });
+      const nlb = await startTlsListener({ dir: work, target: { host: host!, port: Number(port), tls: publicTargetProtocol(app) === 'TLS' } });
       stops.push(() => nlb.close());
       fnEnv.SLUICE_ROCKETMQ_ENDPOINTS = nlb.endpoint;
       // The ACM certificate's chain is in every trust store; the local one is trusted here.
@@ -362,10 +412,10 @@ function baseEnv(): Record<string, string> {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
 }
 
-/** The template's names and ports of the proxy NLB stand for the local proxy. */
+/** The proxy NLB's port stands for the local proxy's; its name (PROXY_NLB_HOST) is kept, the certificate is for it. */
 function standInForProxy(env: Record<string, string>, proxy: string) {
   const v = env.SLUICE_ROCKETMQ_ENDPOINTS;
-  if (v?.startsWith(`${PROXY_NLB_HOST}:`)) env.SLUICE_ROCKETMQ_ENDPOINTS = proxy;
+  if (v?.startsWith(`${PROXY_NLB_HOST}:`)) env.SLUICE_ROCKETMQ_ENDPOINTS = `${PROXY_NLB_HOST}:${proxy.split(':')[1]}`;
 }
 
 function queueAttributes(app: Assembly, t: Template, p: Record<string, unknown>, world: LocalWorld) {
@@ -453,6 +503,14 @@ function startProcess(cmd: string[], cwd: string, env: Record<string, string>, o
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** The protocol of the public NLB's target group (the one whose listener is TLS). */
+function publicTargetProtocol(app: Assembly): string {
+  const broker = app.stack('Broker');
+  const tlsListener = one(app.resources(broker, 'AWS::ElasticLoadBalancingV2::Listener').filter(([, l]) => l.Properties.Protocol === 'TLS'), 'TLS listener');
+  const action = (tlsListener[1].Properties.DefaultActions as Array<{ TargetGroupArn: { Ref: string } }>)[0]!;
+  return String(broker.Resources[action.TargetGroupArn.Ref]!.Properties.Protocol);
 }
 
 function one<T>(list: T[], what: string): T {

@@ -32,6 +32,8 @@ export interface StartRocketMQOptions {
   readonly createTopicAndGroup?: boolean;
   /** The broker.conf and proxy ACL to run with (the rehearsal: the Broker stack's); default the one broker.conf. */
   readonly config?: HomeOptions;
+  /** `-D` system properties of the proxy JVM (the rehearsal: the Broker stack's, e.g. tls.server.mode). */
+  readonly proxySystemProperties?: readonly string[];
   readonly log?: (line: string) => void;
 }
 
@@ -119,6 +121,7 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
       'org.apache.rocketmq.proxy.ProxyStartup',
       ['-pm', 'cluster', '-pc', files.proxyConf, '-n', namesrv],
       '-Xms128m -Xmx512m',
+      opts.proxySystemProperties,
     );
     const expiration = opts.liteTopicExpirationMinutes ?? 60;
     await Promise.all([
@@ -179,6 +182,7 @@ function startServer(
   mainClass: string,
   args: string[],
   heap: string,
+  systemProperties: readonly string[] = [],
 ): JavaProcess {
   return startJava({
     name: role,
@@ -193,6 +197,7 @@ function startServer(
       `-Drocketmq.home.dir=${files.home}`,
       // One shared classpath holds every role's logback file; pin this role's one.
       `-Drmq.logback.configurationFile=rmq.${role}.logback.xml`,
+      ...systemProperties,
     ],
     logFile: join(files.home, 'logs', `${role}.out`),
     cwd: files.home,

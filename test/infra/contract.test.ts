@@ -75,7 +75,7 @@ describe.each(Object.keys(LAYOUTS))('layout %s', (layout) => {
 });
 
 describe('the TLS + ACL layout', () => {
-  it('gives the edge TLS and a credentials secret, the dispatchers TLS-free VPC access with credentials and the GPU key', () => {
+  it('gives the edge TLS and a credentials secret, the dispatchers TLS to the proxies with their CA, credentials and the GPU key', () => {
     const envs = processEnvironments(synthesized.get('brokerPublicTls')!);
     const edge = envs.find((e) => e.where === 'edge function')!;
     expect(edge.names).toEqual(expect.arrayContaining(['SLUICE_ROCKETMQ_ENDPOINTS', 'SLUICE_ROCKETMQ_TLS', 'SLUICE_ROCKETMQ_SECRET_ID']));
@@ -83,6 +83,11 @@ describe('the TLS + ACL layout', () => {
     expect(dispatcher.names).toEqual(
       expect.arrayContaining(['SLUICE_ROCKETMQ_ACCESS_KEY', 'SLUICE_ROCKETMQ_SECRET_KEY', 'SLUICE_UPSTREAM_API_KEY']),
     );
+    // Both layouts: inside the VPC the proxies take TLS only, and the dispatchers trust only their CA.
+    for (const layout of ['default', 'brokerPublicTls'] as const) {
+      const d = processEnvironments(synthesized.get(layout)!).find((e) => e.where.startsWith('dispatcher'))!;
+      expect(d.names, layout).toEqual(expect.arrayContaining(['SLUICE_ROCKETMQ_TLS', 'SLUICE_ROCKETMQ_CA_CERT', 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH']));
+    }
   });
 });
 
@@ -91,6 +96,8 @@ function placeholder(name: string): string {
   if (name === 'SLUICE_ROCKETMQ_ENDPOINTS') return 'mq.example.com:8081';
   if (name === 'SLUICE_POLICY_SSM_PATH') return '/sluice/x/policy';
   if (name === 'SLUICE_ROCKETMQ_TLS') return 'true';
+  if (name === 'SLUICE_ROCKETMQ_CA_CERT') return '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n';
+  if (name === 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH') return '/tmp/ca.pem';
   if (name.endsWith('_MS')) return '115000';
   return 'x';
 }

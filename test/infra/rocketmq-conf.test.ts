@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROCKETMQ_ROLES } from '../../infra/rocketmq/acl.ts';
 import { BROKER_SETTINGS, parseProps, PLACE_KEYS } from '../../infra/rocketmq/broker-conf.ts';
+import { PROXY_TLS } from '../../infra/constructs/rocketmq-scripts.ts';
 import { writeHome } from '../../scripts/rocketmq/config.ts';
 import { deployedRocketMQConf } from '../../scripts/rehearse/broker-conf.ts';
 import { Assembly } from '../../scripts/rehearse/templates.ts';
@@ -45,6 +46,15 @@ describe('one broker.conf', () => {
     const { proxy } = deployedRocketMQConf(new Assembly(plain.outdir));
     expect(proxy).toMatchObject({ authenticationEnabled: true, authorizationEnabled: true, enableAclRpcHookForClusterMode: true });
     expect(proxy.innerClientAuthenticationCredentials).toContain('$RMQ_PASSWORD');
+  });
+
+  it('the proxy serves its own certificate and refuses plaintext, in both layouts (what the rehearsal runs)', () => {
+    for (const s of [plain, tls]) {
+      const conf = deployedRocketMQConf(new Assembly(s.outdir));
+      expect(conf.proxy).toMatchObject({ tlsTestModeEnable: false, tlsCertPath: PROXY_TLS.certPath, tlsKeyPath: PROXY_TLS.keyPath });
+      expect(conf.proxySystemProperties).toContain('-Dtls.server.mode=enforcing');
+      expect(Object.keys(conf.proxySecrets)).toEqual(expect.arrayContaining([PROXY_TLS.env.cert, PROXY_TLS.env.key]));
+    }
   });
 });
 

@@ -246,6 +246,49 @@ describe('broker', () => {
     t.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', { Port: 8081, Protocol: 'TCP', TargetType: 'ip', HealthCheckProtocol: 'TCP' });
   });
 
+  it('proxies take TLS only, with a certificate issued at deploy for the name the dispatchers dial', () => {
+    const t = s.template('broker');
+    const [proxyTd] = Object.values(t.findResources('AWS::ECS::TaskDefinition')).filter((r) => JSON.stringify(r).includes('mqproxy'));
+    const proxy = ((props(proxyTd!).ContainerDefinitions as Json[])[0]!) as Json;
+    const env = Object.fromEntries((proxy.Environment as Array<{ Name: string; Value: string }>).map((e) => [e.Name, e.Value]));
+    expect(env.JAVA_OPT_EXT).toContain('-Dtls.server.mode=enforcing');
+    const script = (proxy.Command as string[]).join(' ');
+    expect(script).toContain('"tlsTestModeEnable": false');
+    expect((proxy.Secrets as Array<{ Name: string }>).map((x) => x.Name).sort()).toEqual(['RMQ_PASSWORD', 'RMQ_TLS_CERT', 'RMQ_TLS_KEY', 'RMQ_USER']);
+    // The certificate's name is the internal NLB's DNS name, the endpoint the dispatchers get.
+    const [cert] = Object.values(t.findResources('Custom::ProxyTlsCertificate'));
+    const nlb = Object.keys(t.findResources('AWS::ElasticLoadBalancingV2::LoadBalancer', { Properties: { Scheme: 'internal' } }))[0]!;
+    expect(props(cert!).DnsName).toEqual({ 'Fn::GetAtt': [nlb, 'DNSName'] });
+    // Its handler may write the two secrets and nothing else.
+    const sts = statements(s, 'broker', 'ProxyTlsHandlerRole').filter((st) => JSON.stringify(st.Action).includes('secretsmanager'));
+    expect(sts.map((st) => st.Action)).toEqual(['secretsmanager:PutSecretValue']);
+    expect(asArray(sts[0]!.Resource as unknown[])).toHaveLength(2);
+    // The dispatchers connect over TLS and trust only the CA secret.
+    const [dTd] = Object.values(resourcesOf(s, 'dispatchers', 'AWS::ECS::TaskDefinition'));
+    const d = ((props(dTd!).ContainerDefinitions as Json[])[0]!) as Json;
+    expect(d.Environment).toContainEqual({ Name: 'SLUICE_ROCKETMQ_TLS', Value: 'true' });
+    expect(JSON.stringify((d.Secrets as Array<{ Name: string }>).find((x) => x.Name === 'SLUICE_ROCKETMQ_CA_CERT'))).toMatch(/:ca::/);
+  });
+
+  it('proxy port open to the NLB only, the NLB to the dispatchers only: no CIDR on 8081', () => {
+    const rules = [
+      ...Object.values(resourcesOf(s, 'broker', 'AWS::EC2::SecurityGroupIngress')),
+      ...Object.values(resourcesOf(s, 'dispatchers', 'AWS::EC2::SecurityGroupIngress')),
+    ].map(props);
+    const on8081 = rules.filter((r) => r.FromPort === 8081);
+    expect(on8081.length).toBe(2);
+    for (const r of on8081) {
+      expect(r.CidrIp).toBeUndefined();
+      expect(r.SourceSecurityGroupId).toBeDefined();
+    }
+    const groups = Object.values(resourcesOf(s, 'broker', 'AWS::EC2::SecurityGroup')).map((g) => JSON.stringify(props(g).SecurityGroupIngress ?? []));
+    expect(groups.join('')).not.toContain('8081');
+    const nlbSg = Object.keys(resourcesOf(s, 'broker', 'AWS::EC2::SecurityGroup')).find((id) => id.startsWith('ProxyNlbSg'))!;
+    const [fromDispatchers] = Object.values(resourcesOf(s, 'dispatchers', 'AWS::EC2::SecurityGroupIngress')).map(props);
+    expect(JSON.stringify(fromDispatchers!.GroupId)).toContain(nlbSg);
+    expect(JSON.stringify(fromDispatchers!.SourceSecurityGroupId)).toContain('Sg');
+  });
+
   it('creates the LITE parent topic and the wildcard group on deploy with a one-off task it waits for', () => {
     const t = s.template('broker');
     const cr = Object.values(t.findResources('Custom::RunTaskToCompletion')).map((x) => JSON.stringify(props(x)));
@@ -315,6 +358,10 @@ describe('variants', () => {
     const b = v.template('broker');
     b.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', { Scheme: 'internet-facing' });
     b.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Protocol: 'TLS', SslPolicy: 'ELBSecurityPolicy-TLS13-1-3-2021-06' });
+    // The proxies refuse plaintext: the public NLB opens TLS to them again.
+    b.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', { Port: 8081, Protocol: 'TLS', TargetType: 'ip' });
+    const open = Object.entries(b.findResources('AWS::EC2::SecurityGroup')).filter(([, g]) => JSON.stringify(g).includes('0.0.0.0/0') && JSON.stringify(g).includes('8081'));
+    expect(open.map(([id]) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual(['PublicNlbSg']);
     expect(JSON.stringify(b.findResources('AWS::ECS::TaskDefinition'))).toContain('authenticationEnabled=true');
     const edgeEnv = JSON.stringify(v.template('edge').findResources('AWS::Lambda::Function'));
     expect(edgeEnv).toContain('mq.example.com:8081');
