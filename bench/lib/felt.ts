@@ -56,7 +56,8 @@ function figures(list: readonly RequestRecord[], maxWaitMs: (tier: string) => nu
   const good = started.filter((r) => r.last.startedAt! - r.firstSentAt <= maxWaitMs(r.tier));
   // A served stream whose text never reached the client did not give its user a first token either.
   const streams = list.filter((r) => r.stream);
-  const ttft = (r: RequestRecord) => (servedSet.has(r) && r.last.firstTokenAt !== undefined ? r.last.firstTokenAt - r.firstSentAt : Infinity);
+  const ttft = (r: RequestRecord) =>
+    servedSet.has(r) && r.last.firstTokenAt !== undefined ? r.last.firstTokenAt - r.firstSentAt : Infinity;
   return {
     requests: list.length,
     success: list.length ? round(served.length / list.length, 4) : 1,

@@ -34,8 +34,10 @@ function parse(data: string): Record<string, unknown> | undefined {
 /** A chunk with generated text (chat `delta.content`, completions `text`, responses `output_text.delta`). */
 export function carriesText(chunk: Record<string, unknown>): boolean {
   const choices = chunk.choices;
-  const choice = (Array.isArray(choices) ? choices[0] : undefined) as { delta?: { content?: unknown }; text?: unknown } | undefined;
-  const text = choice?.delta?.content ?? choice?.text ?? (chunk.type === 'response.output_text.delta' ? chunk.delta : undefined);
+  type Choice = { delta?: { content?: unknown }; text?: unknown };
+  const choice = (Array.isArray(choices) ? choices[0] : undefined) as Choice | undefined;
+  const responsesDelta = chunk.type === 'response.output_text.delta' ? chunk.delta : undefined;
+  const text = choice?.delta?.content ?? choice?.text ?? responsesDelta;
   return typeof text === 'string' && text.length > 0;
 }
 
@@ -50,7 +52,12 @@ function failure(error: ErrorEvent): Outcome {
  * Reads a 200 event stream to its end, stamping `rec.firstTokenAt` when the first text
  * arrives. After `signal` aborts (the client gave up) nothing more is read or stamped.
  */
-export async function readStreamAnswer(res: Response, rec: Attempt, clock: Pick<Clock, 'now'>, signal: AbortSignal): Promise<Outcome> {
+export async function readStreamAnswer(
+  res: Response,
+  rec: Attempt,
+  clock: Pick<Clock, 'now'>,
+  signal: AbortSignal,
+): Promise<Outcome> {
   if (!res.body) return { status: 502, reason: 'stream-without-body' };
   const reader = res.body.getReader();
   // The client closing its connection is what ends the read on abort.

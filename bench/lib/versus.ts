@@ -71,7 +71,8 @@ export function feltFigureSpecs(c: Comparison): FigureSpec[] {
     );
     // Every system replays the same trace, so a tier streams in all of them or in none.
     if (c.sluice.felt[tier]?.ttftMs) {
-      specs.push({ name: `${T}TtftP99Ms`, label: `${tier}: time to first token p99 (streams)`, figure: (r) => r.felt[tier]!.ttftMs!.p99, better: 'lower', format: ms });
+      const label = `${tier}: time to first token p99 (streams)`;
+      specs.push({ name: `${T}TtftP99Ms`, label, figure: (r) => r.felt[tier]!.ttftMs!.p99, better: 'lower', format: ms });
     }
   }
   specs.push({ name: 'GpuUtilization', label: 'GPU utilization', figure: (r) => r.gpu.utilization, better: 'higher', format: pct });
