@@ -18,6 +18,7 @@ import { embeddedEngine } from './engine.js';
 import { createHardLimiter } from './hard-limiter.js';
 import { isOk, Recorder } from './recorder.js';
 import { stopOnStall } from './stall.js';
+import { isEventStream, readStreamAnswer } from './stream-answer.js';
 import { busySlotMs, CLIENT_TIMEOUT_MS, gpuFigures, replay, withClientTimeout, type RunOptions, type Send, type SystemRun } from './systems.js';
 import { GPU_BASE_URL, gpuSimOptions, requestBody, worldPolicy, type World } from './world.js';
 
@@ -74,12 +75,14 @@ export async function runBaseline(world: World, name: BaselineName, options: Run
     return withClientTimeout(clock, world.clientTimeoutMs ?? CLIENT_TIMEOUT_MS, async (signal) => {
       const headers = { 'content-type': 'application/json' };
       const res = await gpu.app.request(path, { method: 'POST', headers, body: JSON.stringify(body), signal });
-      await res.text();
       const queuedMs = res.headers.get('x-sim-queue-ms');
       if (queuedMs !== null) {
         rec.startedAt = rec.admittedAt! + Number(queuedMs);
         if (Number(queuedMs) > 0) queuedAtGpu++;
       }
+      // The same client-side reading as Sluice's streams (stream-answer.ts), so their TTFT compares.
+      if (e.stream && isOk(res.status) && isEventStream(res)) return readStreamAnswer(res, rec, clock, signal);
+      await res.text();
       const retry = Number(res.headers.get('retry-after'));
       if (isOk(res.status)) return { status: res.status };
       const retryAfter = res.headers.has('retry-after') && Number.isFinite(retry) ? { retryAfterSec: retry } : {};

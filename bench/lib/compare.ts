@@ -8,7 +8,7 @@ import { embeddedEngine, type EngineName, type LabEngine } from './engine.js';
 import { feltFigures, type FeltFigures } from './felt.js';
 import type { Series, TierFigures } from './recorder.js';
 import { CLIENT_TIMEOUT_MS, runSluice, type GpuFigures, type SystemRun } from './systems.js';
-import { worldPolicy, type World } from './world.js';
+import { worldPolicy, worldStreams, type World } from './world.js';
 
 export interface SystemReport {
   readonly total: TierFigures;
@@ -92,8 +92,7 @@ export async function compare(world: World, options: CompareOptions = {}): Promi
       inFlightPerTopic: sluice.inFlightPerTopic ?? world.inFlightPerTopic ?? world.gpu.slots,
       workers: world.workers ?? 64,
       clientTimeoutMs: world.clientTimeoutMs ?? CLIENT_TIMEOUT_MS,
-      // requestBody (world.ts) never asks for a stream.
-      streams: false,
+      streams: worldStreams(world),
     },
     engine: { name: engine.name, parts: sluice.parts ?? {} },
     sluice: report(sluice),

@@ -2,8 +2,9 @@
  * Figures users feel, per tier, from one run's attempts: whether their request was
  * served in the end, whether it started soon enough to matter (goodput: started on
  * the GPU within the tier's maximum wait of its first send, resends included), how
- * long it waited and how long the whole thing took. Measured the same way for every
- * system, so Sluice and each baseline sit in one table.
+ * long it waited, how long the whole thing took and, for streams, how long until the
+ * first token reached them. Measured the same way for every system, so Sluice and
+ * each baseline sit in one table.
  */
 import { isOk, percentiles, round, type Attempt, type Percentiles } from './recorder.js';
 
@@ -21,23 +22,28 @@ export interface FeltFigures {
   readonly waitMs: Percentiles;
   /** First send to the answer, over every request; one never served counts as endless. */
   readonly endToEndMs: Percentiles;
-  /** Time to first token of streamed requests; null: the lab's traces send no streams. */
+  /**
+   * First send to the first generated text reaching the client, over the streamed requests
+   * (resends included, as for the wait); one never served counts as endless. null: the
+   * tier sent no streams.
+   */
   readonly ttftMs: Percentiles | null;
 }
 
 interface RequestRecord {
   readonly tier: string;
+  readonly stream: boolean;
   readonly firstSentAt: number;
   readonly last: Attempt;
 }
 
 function requests(attempts: readonly Attempt[]): RequestRecord[] {
-  const byRequest = new Map<number, { tier: string; firstSentAt: number; last: Attempt }>();
+  const byRequest = new Map<number, { tier: string; stream: boolean; firstSentAt: number; last: Attempt }>();
   // Attempts are recorded in send order: the first seen is the first send, the last one decides.
   for (const a of attempts) {
     const r = byRequest.get(a.request);
     if (r) r.last = a;
-    else byRequest.set(a.request, { tier: a.tier, firstSentAt: a.sentAt, last: a });
+    else byRequest.set(a.request, { tier: a.tier, stream: a.stream === true, firstSentAt: a.sentAt, last: a });
   }
   return [...byRequest.values()];
 }
@@ -48,13 +54,17 @@ function figures(list: readonly RequestRecord[], maxWaitMs: (tier: string) => nu
   const startedSet = new Set(started);
   const servedSet = new Set(served);
   const good = started.filter((r) => r.last.startedAt! - r.firstSentAt <= maxWaitMs(r.tier));
+  // A served stream whose text never reached the client did not give its user a first token either.
+  const streams = list.filter((r) => r.stream);
+  const ttft = (r: RequestRecord) =>
+    servedSet.has(r) && r.last.firstTokenAt !== undefined ? r.last.firstTokenAt - r.firstSentAt : Infinity;
   return {
     requests: list.length,
     success: list.length ? round(served.length / list.length, 4) : 1,
     goodput: list.length ? round(good.length / list.length, 4) : 1,
     waitMs: percentiles(list.map((r) => (startedSet.has(r) ? r.last.startedAt! - r.firstSentAt : Infinity))),
     endToEndMs: percentiles(list.map((r) => (servedSet.has(r) ? r.last.answeredAt! - r.firstSentAt : Infinity))),
-    ttftMs: null,
+    ttftMs: streams.length ? percentiles(streams.map(ttft)) : null,
   };
 }
 

@@ -12,6 +12,8 @@ export interface Attempt {
   readonly tier: string;
   readonly account: string;
   readonly tenant: string;
+  /** The client asked for a stream (the trace event's `stream`). */
+  readonly stream?: boolean;
   readonly sentAt: number;
   /** Set once answered. */
   answeredAt?: number;
@@ -22,6 +24,8 @@ export interface Attempt {
   admittedAt?: number;
   /** When it first started on the GPU, if it did. */
   startedAt?: number;
+  /** Streams: when the first chunk with generated text reached the client (stream-answer.ts). */
+  firstTokenAt?: number;
   /** Sluice: what the dispatcher's events said about where its time went (wait-split.ts). */
   wait?: WaitTrace;
 }

@@ -7,6 +7,7 @@ import { BASELINES, baselineGpuOptions, tierPriority } from './baselines.js';
 import type { Comparison } from './compare.js';
 import { feltTable, overviewTable, reasonsTable, tierTable, versusTable, waitSplitTable } from './tables.js';
 import { feltFigureSpecs, headlineOf, type FigureSpec } from './versus.js';
+import { tierOf } from './systems.js';
 import { worldPolicy, type World } from './world.js';
 import type { Table } from '../scenarios/types.js';
 
@@ -28,8 +29,20 @@ export function baselineParams(world: World, c: Comparison): Record<string, unkn
       fcfs: queue('fcfs'),
       priority: { ...queue('priority'), priorityByTier: Object.fromEntries(c.world.tiers.map((t) => [t, priority(t)])) },
     },
-    streams: c.world.streams ? 'some requests stream' : 'no streamed requests in the trace: no time to first token',
+    streams: c.world.streams ? streamShares(world, c.world.tiers) : 'no streamed requests in the trace: no time to first token',
   };
+}
+
+/** Per tier, streamed requests / requests of the trace: whose time to first token the tables show. */
+function streamShares(world: World, tiers: readonly string[]): Record<string, string> {
+  const count = new Map(tiers.map((t) => [t, { all: 0, streamed: 0 }]));
+  for (const e of world.trace) {
+    const n = count.get(tierOf(world, e));
+    if (!n) continue;
+    n.all++;
+    if (e.stream) n.streamed++;
+  }
+  return Object.fromEntries([...count].map(([t, n]) => [t, `${n.streamed} of ${n.all} requests stream`]));
 }
 
 /** Headline entries (Sluice, each baseline, the best and the verdict) for the felt figures and any the scenario adds. */

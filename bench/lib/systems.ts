@@ -24,6 +24,7 @@ import { createGpuSim, type GpuSimStats } from '../../functions/gpu-sim/app.js';
 import { embeddedEngine, type LabEngine, type Timeline } from './engine.js';
 import { isOk, Recorder, type Attempt } from './recorder.js';
 import { stopOnStall, type StallKind } from './stall.js';
+import { isEventStream, readStreamAnswer } from './stream-answer.js';
 import { WaitTracker } from './wait-split.js';
 import { retryDelayMs, type TraceEvent } from './trace.js';
 import type { BaselineName } from './baselines.js';
@@ -143,7 +144,8 @@ export async function replay(
     outstanding++;
     sent++;
     const account = world.accounts[e.account];
-    const rec = recorder.attempt({ request: n, tier: tierOf(world, e), account: e.account, tenant: account?.tenant ?? e.tenant ?? e.account }, clock.now());
+    const who = { request: n, tier: tierOf(world, e), account: e.account, tenant: account?.tenant ?? e.tenant ?? e.account };
+    const rec = recorder.attempt({ ...who, ...(e.stream ? { stream: true } : {}) }, clock.now());
     send(e, n, rec)
       .catch((error: unknown): Outcome => ({ status: 599, reason: `client-error:${error instanceof Error ? error.message : String(error)}` }))
       .then((out) => {
@@ -356,7 +358,7 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   const send: Send = async (e, n, rec) => {
     let accepted: string | undefined;
     // The client's timeout covers its HTTP exchange; an accepted async request (202) is followed without one.
-    const out = await withClientTimeout(clock, world.clientTimeoutMs ?? CLIENT_TIMEOUT_MS, async () => {
+    const out = await withClientTimeout(clock, world.clientTimeoutMs ?? CLIENT_TIMEOUT_MS, async (signal) => {
       sending = rec;
       const pending = app.request('/v1/chat/completions', {
         method: 'POST',
@@ -365,12 +367,18 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
       });
       if (sending !== undefined) throw new Error('lab: the edge did not take a request id synchronously; attempts cannot be matched to requests');
       const res = await pending;
-      const body = (await res.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
       const id = res.headers.get('x-sluice-request-id') ?? '';
       if (res.status === 202) {
         accepted = id;
         return { status: 202 };
       }
+      // Read at the client, as the baselines' streams are (stream-answer.ts): the edge's relay is part of what users feel.
+      if (e.stream && isOk(res.status) && isEventStream(res)) {
+        const streamed = await readStreamAnswer(res, rec, clock, signal);
+        byId.delete(id);
+        return streamed;
+      }
+      const body = (await res.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
       byId.delete(id);
       const retry = Number(res.headers.get('retry-after'));
       if (isOk(res.status)) return { status: res.status };

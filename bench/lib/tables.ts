@@ -58,7 +58,7 @@ export function feltTable(c: Comparison): Table {
     }
   }
   return {
-    title: `what users feel, per request: success (last attempt served), goodput (started within the tier's maximum wait of the first send: ${waits}), wait (first send to GPU start) and end to end (first send to answer), a request never served counting as never; time to first token only for streams (${c.world.streams ? 'measured' : 'the trace has none'}); GPU utilization of the whole run`,
+    title: `what users feel, per request: success (last attempt served), goodput (started within the tier's maximum wait of the first send: ${waits}), wait (first send to GPU start) and end to end (first send to answer), a request never served counting as never; time to first token (first send to the first generated text at the client) over streamed requests only (${c.world.streams ? "'no streams' where a tier sends none" : 'the trace has none'}); GPU utilization of the whole run`,
     columns: ['tier', 'system', 'requests', 'success', 'goodput', 'wait p50 / p99', 'end to end p50 / p99', 'TTFT p50 / p99', 'GPU utilization'],
     rows,
   };

@@ -1,9 +1,11 @@
 /**
  * Traffic traces: what clients send and when. Built-in generators (Poisson base
  * load, bursts, a diurnal shape, retry loops) or a JSONL file, one request a line:
- *   {"t": 1250, "account": "app-1", "model": "sim-llm", "tokens": 200, "tier": "realtime"}
+ *   {"t": 1250, "account": "app-1", "model": "sim-llm", "tokens": 200, "tier": "realtime", "stream": true}
  * `t` is milliseconds from the start of the trace (a number) or an ISO timestamp
- * (the first line's is the start); `tenant` is optional (default: the account).
+ * (the first line's is the start); `tenant` is optional (default: the account);
+ * `stream` is optional (default false): the client asks for an SSE stream, as a chat
+ * UI does, and the lab measures its time to first token.
  */
 import { z } from 'zod';
 import type { Rng } from './rng.js';
@@ -60,6 +62,8 @@ export interface TraceEvent {
   readonly tier?: string;
   readonly tenant?: string;
   readonly retry?: RetryBehavior;
+  /** The client asks for `stream: true` and reads the answer chunk by chunk (time to first token is measured). */
+  readonly stream?: boolean;
 }
 
 export interface Source {
@@ -69,6 +73,12 @@ export interface Source {
   /** Tokens per request. */
   readonly tokens: (rng: Rng) => number;
   readonly retry?: RetryBehavior;
+  /**
+   * Share of this source's requests that stream, in [0, 1] (default 0). A share strictly
+   * between 0 and 1 is drawn from a generator of its own, so adding streams to a source
+   * leaves its arrival times, accounts and tokens as they were.
+   */
+  readonly streamShare?: number;
 }
 
 /** Homogeneous Poisson arrivals at `perSec` between `from` and `to` (ms), accounts picked at random. */
@@ -76,14 +86,16 @@ export function poisson(source: Source, perSec: number, from: number, to: number
   const out: TraceEvent[] = [];
   if (perSec <= 0) return out;
   const { rng } = source;
-  for (let t = from + rng.exp(1000 / perSec); t < to; t += rng.exp(1000 / perSec)) out.push(event(source, t));
+  const streams = streamPicker(source, from);
+  for (let t = from + rng.exp(1000 / perSec); t < to; t += rng.exp(1000 / perSec)) out.push(event(source, t, streams));
   return out;
 }
 
 /** `count` requests spread uniformly at random over [at, at + spreadMs). */
 export function burst(source: Source, count: number, at: number, spreadMs: number): TraceEvent[] {
   const out: TraceEvent[] = [];
-  for (let i = 0; i < count; i++) out.push(event(source, at + source.rng.next() * spreadMs));
+  const streams = streamPicker(source, at);
+  for (let i = 0; i < count; i++) out.push(event(source, at + source.rng.next() * spreadMs, streams));
   return out.sort((a, b) => a.t - b.t);
 }
 
@@ -94,9 +106,10 @@ export function burst(source: Source, count: number, at: number, spreadMs: numbe
 export function diurnal(source: Source, troughPerSec: number, peakPerSec: number, periodMs: number, from: number, to: number): TraceEvent[] {
   const out: TraceEvent[] = [];
   const { rng } = source;
+  const streams = streamPicker(source, from);
   const rateAt = (t: number) => troughPerSec + ((peakPerSec - troughPerSec) * (1 - Math.cos((2 * Math.PI * (t - from)) / periodMs))) / 2;
   for (let t = from + rng.exp(1000 / peakPerSec); t < to; t += rng.exp(1000 / peakPerSec)) {
-    if (rng.next() < rateAt(t) / peakPerSec) out.push(event(source, t));
+    if (rng.next() < rateAt(t) / peakPerSec) out.push(event(source, t, streams));
   }
   return out;
 }
@@ -117,14 +130,29 @@ export function merge(...traces: readonly TraceEvent[][]): TraceEvent[] {
     .map(({ e }) => e);
 }
 
-function event(source: Source, t: number): TraceEvent {
-  return {
+/**
+ * Whether each next request of `source` streams; draws only for a share strictly between 0 and 1.
+ * `from`: where the generator starts, so two bursts of one source do not draw alike.
+ */
+function streamPicker(source: Source, from: number): () => boolean {
+  const share = source.streamShare ?? 0;
+  if (!(share >= 0 && share <= 1)) throw new Error(`streamShare must be in [0, 1], got ${share}`);
+  if (share === 0) return () => false;
+  if (share === 1) return () => true;
+  // Its own generator: the source's draws (times, accounts, tokens) stay what they were without streams.
+  const draws = source.rng.fork(`stream@${Math.round(from)}`);
+  return () => draws.next() < share;
+}
+
+function event(source: Source, t: number, streams: () => boolean): TraceEvent {
+  const e: TraceEvent = {
     t: Math.round(t),
     account: source.rng.pick(source.accounts),
     model: source.model,
     tokens: source.tokens(source.rng),
     ...(source.retry ? { retry: source.retry } : {}),
   };
+  return streams() ? { ...e, stream: true } : e;
 }
 
 const JsonlLine = z
@@ -135,6 +163,7 @@ const JsonlLine = z
     tokens: z.number().int().positive(),
     tier: z.string().min(1).optional(),
     tenant: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/).optional(),
+    stream: z.boolean().optional(),
   })
   .strict();
 
@@ -169,10 +198,11 @@ export function parseJsonlTrace(text: string): TraceEvent[] {
       tokens: r.tokens,
       ...(r.tier ? { tier: r.tier } : {}),
       ...(r.tenant ? { tenant: r.tenant } : {}),
+      ...(r.stream ? { stream: true } : {}),
     })),
   );
 }
 
 export function toJsonl(trace: readonly TraceEvent[]): string {
-  return trace.map((e) => JSON.stringify({ t: e.t, account: e.account, model: e.model, tokens: e.tokens, ...(e.tier ? { tier: e.tier } : {}), ...(e.tenant ? { tenant: e.tenant } : {}) })).join('\n') + '\n';
+  return trace.map((e) => JSON.stringify({ t: e.t, account: e.account, model: e.model, tokens: e.tokens, ...(e.tier ? { tier: e.tier } : {}), ...(e.tenant ? { tenant: e.tenant } : {}), ...(e.stream ? { stream: true } : {}) })).join('\n') + '\n';
 }

@@ -58,7 +58,7 @@ export interface FigureSpec {
   readonly format?: (x: number) => string;
 }
 
-/** What users feel, per tier (success, goodput, wait and end-to-end p99), and GPU utilization. */
+/** What users feel, per tier (success, goodput, wait and end-to-end p99, TTFT p99 where it streams), and GPU utilization. */
 export function feltFigureSpecs(c: Comparison): FigureSpec[] {
   const specs: FigureSpec[] = [];
   for (const tier of c.world.tiers) {
@@ -69,6 +69,11 @@ export function feltFigureSpecs(c: Comparison): FigureSpec[] {
       { name: `${T}WaitP99Ms`, label: `${tier}: wait p99`, figure: (r) => r.felt[tier]!.waitMs.p99, better: 'lower', format: ms },
       { name: `${T}EndToEndP99Ms`, label: `${tier}: end to end p99`, figure: (r) => r.felt[tier]!.endToEndMs.p99, better: 'lower', format: ms },
     );
+    // Every system replays the same trace, so a tier streams in all of them or in none.
+    if (c.sluice.felt[tier]?.ttftMs) {
+      const label = `${tier}: time to first token p99 (streams)`;
+      specs.push({ name: `${T}TtftP99Ms`, label, figure: (r) => r.felt[tier]!.ttftMs!.p99, better: 'lower', format: ms });
+    }
   }
   specs.push({ name: 'GpuUtilization', label: 'GPU utilization', figure: (r) => r.gpu.utilization, better: 'higher', format: pct });
   return specs;

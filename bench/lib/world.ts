@@ -108,9 +108,15 @@ export function gpuSimOptions(world: World): Omit<GpuSimOptions, 'clock'> {
   };
 }
 
-/** The request body a trace event becomes: a short fixed prompt and `tokens` as max_tokens. */
+/** The request body a trace event becomes: a short fixed prompt, `tokens` as max_tokens, and `stream` if it streams. */
 export function requestBody(e: TraceEvent, n: number): string {
-  return JSON.stringify({ model: e.model, messages: [{ role: 'user', content: `lab request ${n}` }], max_tokens: e.tokens });
+  const messages = [{ role: 'user', content: `lab request ${n}` }];
+  return JSON.stringify({ model: e.model, messages, max_tokens: e.tokens, ...(e.stream ? { stream: true } : {}) });
+}
+
+/** Whether any request of the world streams (time to first token is measured only then). */
+export function worldStreams(world: World): boolean {
+  return world.trace.some((e) => e.stream === true);
 }
 
 /**

@@ -80,18 +80,18 @@ const ACCOUNTS: Readonly<Record<string, AccountSpec>> = {
 export function mixedWorld(seed: number, p: MixedParams): World {
   const rng = createRng(seed);
   const between = (lo: number, hi: number) => (r: Rng) => r.int(lo, hi);
-  const src = (label: string, accounts: string[], tokens: (r: Rng) => number) => ({ rng: rng.fork(label), accounts, model: LAB_MODEL, tokens });
+  const src = (label: string, accounts: string[], tokens: (r: Rng) => number, streamShare = 0) => ({ rng: rng.fork(label), accounts, model: LAB_MODEL, tokens, streamShare });
   const v = p.volume;
   const period = p.durationMs;
   const end = p.durationMs;
   const traces: TraceEvent[][] = [
-    // Base load of every tier, following the day.
-    diurnal(src('rt', ['support-steady', 'analytics-0', 'analytics-1'], between(32, 128)), 0.5 * v, 2 * v, period, 0, end),
+    // Base load of every tier, following the day. Realtime is chat UIs, which stream; batch and offline jobs do not.
+    diurnal(src('rt', ['support-steady', 'analytics-0', 'analytics-1'], between(32, 128), 1), 0.5 * v, 2 * v, period, 0, end),
     diurnal(src('batch', ['marketing-steady', 'ops-0'], between(64, 192)), 0.3 * v, 1.2 * v, period, 0, end),
     diurnal(src('big', ['research-big'], between(64 * p.bigFactor, 192 * p.bigFactor)), 0.02 * v, 0.08 * v, period, 0, end),
     diurnal(src('off', ['etl-steady', 'archive-0'], between(128, 256)), 0.2 * v, 0.8 * v, period, 0, end),
     // The three bursts, each from one account of a tenant that also sends steadily.
-    burst(src('rt-burst', ['support-burst'], between(32, 128)), p.bursts.realtime.requests, p.bursts.realtime.at, p.bursts.realtime.ms),
+    burst(src('rt-burst', ['support-burst'], between(32, 128), 1), p.bursts.realtime.requests, p.bursts.realtime.at, p.bursts.realtime.ms),
     burst(src('batch-burst', ['marketing-burst'], between(64, 192)), p.bursts.batch.requests, p.bursts.batch.at, p.bursts.batch.ms),
     burst(src('off-burst', ['etl-burst'], between(128, 256)), p.bursts.offline.requests, p.bursts.offline.at, p.bursts.offline.ms),
   ];

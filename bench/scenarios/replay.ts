@@ -1,6 +1,7 @@
 /**
  * replay: your own traffic. `npm run bench -- replay --trace my.jsonl` replays a
- * JSONL trace (one request a line: {t, account, model, tokens, tier, tenant?})
+ * JSONL trace (one request a line: {t, account, model, tokens, tier, tenant?, stream?}; `stream: true`
+ * asks for SSE and has its time to first token measured, bench/lib/trace.ts)
  * through Sluice and through the three hard-limiter baselines (bench/lib/baselines.ts),
  * on the policy defaults (lib/policy/defaults.ts) unless flags say otherwise:
  *

@@ -71,9 +71,10 @@ export function retryLoopWorld(seed: number, p: RetryLoopParams, withLoop = true
     'reports-2': { tenant: 'reports', tier: 'batch' },
     [LOOPING_ACCOUNT]: { tenant: 'etl', tier: 'offline', limits: { rpm: p.loopAccountRpm } },
   };
-  const src = (label: string, ids: string[], lo: number, hi: number) => ({ rng: rng.fork(label), accounts: ids, model: LAB_MODEL, tokens: tokens(lo, hi) });
+  const src = (label: string, ids: string[], lo: number, hi: number, streamShare = 0) => ({ rng: rng.fork(label), accounts: ids, model: LAB_MODEL, tokens: tokens(lo, hi), streamShare });
   const traces: TraceEvent[][] = [
-    poisson(src('realtime', ['support-1', 'support-2', 'analytics-1'], 32, 128), p.realtimePerSec, 0, p.durationMs),
+    // Realtime is chat UIs, which stream; the reports job and the looping ETL bot read whole answers.
+    poisson(src('realtime', ['support-1', 'support-2', 'analytics-1'], 32, 128, 1), p.realtimePerSec, 0, p.durationMs),
     poisson(src('batch', ['reports-1', 'reports-2'], 64, 192), p.batchPerSec, 0, p.durationMs),
     poisson(src('offline', [LOOPING_ACCOUNT], 64, 128), p.offlinePerSec, 0, p.durationMs),
   ];

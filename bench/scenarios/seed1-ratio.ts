@@ -35,6 +35,8 @@ export interface Seed1Params {
   /** Release pace of each tenant's LiteTopic (Sluice only). */
   readonly pacePerSec: number;
   readonly paceBurst: number;
+  /** Share of each app's requests that stream (time to first token is measured for them). */
+  readonly streamShare: number;
   /** How clients resend a refused request; default the OpenAI SDK's (two resends, Retry-After honored). */
   readonly clientRetry?: RetryBehavior | null;
 }
@@ -50,6 +52,7 @@ export const seed1Full: Seed1Params = {
   gpuSlots: 16,
   pacePerSec: 6,
   paceBurst: 10,
+  streamShare: 0.5,
 };
 
 /** What the tests run: fewer tenants and a shorter trace, same shape and ratios. */
@@ -65,7 +68,8 @@ export function seed1World(seed: number, p: Seed1Params): World {
     const account = `${tenant}-app`;
     accounts[account] = { tenant, tier: 'standard' };
     const retry = p.clientRetry === undefined ? OPENAI_SDK_RETRY : p.clientRetry;
-    const src = { rng: rng.fork(tenant), accounts: [account], model: LAB_MODEL, tokens, ...(retry ? { retry } : {}) };
+    // Apps behind a model gateway: chat front ends stream, back-end calls do not.
+    const src = { rng: rng.fork(tenant), accounts: [account], model: LAB_MODEL, tokens, streamShare: p.streamShare, ...(retry ? { retry } : {}) };
     traces.push(poisson(src, p.basePerSec, 0, p.durationMs));
     for (let t = src.rng.exp(p.burstEveryMs); t < p.durationMs - 10_000; t += src.rng.exp(p.burstEveryMs)) {
       traces.push(burst(src, src.rng.int(p.burstSize[0], p.burstSize[1]), t, src.rng.int(p.burstSpreadMs[0], p.burstSpreadMs[1])));

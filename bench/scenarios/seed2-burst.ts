@@ -93,7 +93,8 @@ export function seed2World(seed: number, p: Seed2Params, booked = false): World 
     accounts[id] = { tenant: 'marketing', tier: 'batch' };
     batch.push(id);
   }
-  const rt = { rng: rng.fork('realtime'), accounts: realtime, model: LAB_MODEL, tokens: between(p.realtimeTokens) };
+  // Customer service and analytics are chat UIs: they stream. The copywriting job reads whole answers.
+  const rt = { rng: rng.fork('realtime'), accounts: realtime, model: LAB_MODEL, tokens: between(p.realtimeTokens), streamShare: 1 };
   const bt = { rng: rng.fork('batch'), accounts: batch, model: LAB_MODEL, tokens: between(p.batchTokens) };
   const spike = Math.round(p.batchRequests * p.spikeShare);
   const traces: TraceEvent[][] = [
