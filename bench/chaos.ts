@@ -28,6 +28,7 @@ import {
   stopProcess,
   type SluiceProcess,
 } from './chaos/services.js';
+import { whereLost } from './chaos/lost.js';
 
 export interface ChaosSize {
   /** Steady load, requests per second, for `loadMs`. */
@@ -68,6 +69,8 @@ export interface FaultRow {
   readonly edge5xx: number;
   /** Messages SQS moved to the spillover's dead-letter queue on its own (unanswered, no reason). */
   readonly spilloverDeadLetters: number;
+  /** Lost requests by where they were at the settle deadline (bench/chaos/lost.ts). */
+  readonly lostWhere: Readonly<Record<string, number>>;
   readonly statuses: Record<string, number>;
 }
 
@@ -193,10 +196,11 @@ async function runFault(
     SLUICE_UPSTREAM_TIMEOUT_MS: '15000',
     SLUICE_DISPATCH_CONCURRENCY: '16',
   };
+  const logs = { edge: join(logDir, `${run}-edge.log`), d1: join(logDir, `${run}-d1.log`), d2: join(logDir, `${run}-d2.log`) };
   const dispatcherAt = (i: number) =>
-    spawnSluice(`dispatcher-${i + 1}`, DISPATCHER_ENTRY, env, /dispatcher consuming/, join(logDir, `${run}-d${i + 1}.log`));
+    spawnSluice(`dispatcher-${i + 1}`, DISPATCHER_ENTRY, env, /dispatcher consuming/, i === 0 ? logs.d1 : logs.d2);
   const dispatchers = [dispatcherAt(0), dispatcherAt(1)];
-  const edge = spawnSluice('edge', EDGE_ENTRY, env, /listening (http:\S+)/, join(logDir, `${run}-edge.log`));
+  const edge = spawnSluice('edge', EDGE_ENTRY, env, /listening (http:\S+)/, logs.edge);
   const edgeUrl = await edge.ready;
   await Promise.all(dispatchers.map((d) => d.ready));
   // Consumers connect in the background after "consuming".
@@ -286,6 +290,13 @@ async function runFault(
       if (final.size === accepted.size) break;
       await wait(1_000);
     }
+    // Placed now, at the settle deadline, while the processes still hold what they hold.
+    const lostIds = [...accepted.keys()].filter((id) => !final.has(id));
+    const lostReport =
+      lostIds.length > 0
+        ? await whereLost({ ids: lostIds, redis: control, sqs: world.sqs, spilloverUrl: queues.spilloverUrl, logs })
+        : undefined;
+    for (const line of lostReport?.lines ?? []) log(`${fault}: ${line}`);
     const placesHeldWhenAnswered = await livePlaces(control);
     let placesHeldAtRest = placesHeldWhenAnswered;
     if (placesHeldAtRest > 0) {
@@ -339,6 +350,7 @@ async function runFault(
       placesHeldAtRest,
       edge5xx,
       spilloverDeadLetters: spilloverDead.Messages?.length ?? 0,
+      lostWhere: lostReport?.byPlace ?? {},
       statuses,
     };
   } finally {
@@ -418,6 +430,7 @@ export function chaosTable(rows: readonly FaultRow[]): string {
     ['places at rest', (r) => r.placesHeldAtRest],
     ['edge 5xx', (r) => r.edge5xx],
     ['spillover DLQ', (r) => r.spilloverDeadLetters],
+    ['lost where', (r) => Object.entries(r.lostWhere).map(([where, n]) => `${where}: ${n}`).join(', ') || '-'],
   ];
   const head = columns.map(([name]) => name);
   const lines = rows.map((r) => columns.map(([, cell]) => String(cell(r))));

@@ -125,6 +125,8 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
           clock,
           onUndeliverable: deadLetters,
           onError: (err) => log.warn({ err: String(err) }, 'redrive failed; retrying'),
+          // The id, so a request can be followed from the edge's spill to the broker.
+          onRedriven: (liteTopic, body) => log.info({ id: envelopeIdOf(body), liteTopic }, 'redriven from the spillover into the broker'),
         });
         redrive.start();
         closers.push(() => redrive.stop());
@@ -141,6 +143,14 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
     return { queue, describe, sqs, closers, depth: (liteTopic: string) => embedded.depth(liteTopic) };
   }
   return { queue, describe, sqs, closers, depth: undefined };
+}
+
+function envelopeIdOf(body: string): string | undefined {
+  try {
+    return (JSON.parse(body) as { id?: unknown } | null)?.id as string | undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The edge's queue when it cannot reach the broker: every envelope goes to the spillover. */

@@ -84,8 +84,9 @@ export class RedriveWorker {
   async drainOnce(): Promise<number> {
     let moved = 0;
     for (;;) {
-      const batch = await this.receive(0);
-      if (batch.length === 0) return moved;
+      const received = await this.receive(0);
+      if (received.length === 0) return moved;
+      const batch = await this.settleHopeless(received, false);
       const { done, rest } = await this.sendInOrder(batch);
       moved += done;
       if (rest.length > 0) {
@@ -120,13 +121,19 @@ export class RedriveWorker {
 
   /** Sends the batch, holding what the broker refuses until it takes it or it is answered. */
   private async redrive(batch: Message[]): Promise<void> {
-    let pending = batch;
-    for (let refusals = 1; ; refusals++) {
+    // An envelope already past its deadline is answered here, not sent: in the broker it
+    // would only wait behind the backlog an outage leaves for a dispatcher to expire it,
+    // and the spillover drains one envelope per broker round trip meanwhile.
+    let pending = await this.settleHopeless(batch, false);
+    for (let refusals = 1; pending.length > 0; refusals++) {
       const { rest } = await this.sendInOrder(pending);
       if (rest.length === 0) return;
-      pending = await this.settleHopeless(rest);
+      pending = await this.settleHopeless(rest, true);
       if (pending.length === 0) return;
-      const wait = this.backoff(refusals);
+      // Retried no later than the first held deadline, so that envelope is answered on time
+      // (one whose answer just failed waits the backoff: no tight loop while the store is down).
+      const first = this.untilFirstDeadline(pending);
+      const wait = first > 0 ? Math.min(this.backoff(refusals), first) : this.backoff(refusals);
       await this.hold(pending, wait);
       await sleep(this.opts.clock, wait, this.abort.signal).catch(() => undefined);
       if (this.stopped) {
@@ -160,38 +167,56 @@ export class RedriveWorker {
     return { done, rest: [] };
   }
 
-  /** Answers held messages past their deadline or at the receive limit; returns the ones still worth holding. */
-  private async settleHopeless(messages: Message[]): Promise<Message[]> {
-    const keep: Message[] = [];
+  private deadlineOf(m: Message): number | undefined {
+    return (this.opts.deadlineOf ?? envelopeDeadline)(m.Body ?? '');
+  }
+
+  /** Milliseconds until the earliest deadline among `messages` (Infinity when none has one). */
+  private untilFirstDeadline(messages: Message[]): number {
+    const now = this.opts.clock.now();
+    let first = Infinity;
+    for (const m of messages) first = Math.min(first, this.deadlineOf(m) ?? Infinity);
+    return first - now;
+  }
+
+  /**
+   * Answers messages past their deadline and, once the broker refused (`refused`), those at
+   * the receive limit; returns the ones still worth sending, in their order. The answers
+   * run at once: they do not go through the broker, so their order does not matter.
+   */
+  private async settleHopeless(messages: Message[], refused: boolean): Promise<Message[]> {
+    if (!this.opts.onUndeliverable) return messages;
+    const answer = this.opts.onUndeliverable;
     const now = this.opts.clock.now();
     const maxReceives = this.opts.maxReceiveCount ?? 5;
-    for (const m of messages) {
-      const body = m.Body ?? '';
-      const deadline = (this.opts.deadlineOf ?? envelopeDeadline)(body);
-      const receives = Number(m.Attributes?.ApproximateReceiveCount ?? '1');
-      const reason =
-        deadline !== undefined && deadline <= now
-          ? 'the broker was unavailable until the request deadline (held in the SQS spillover)'
-          : receives >= maxReceives
-            ? `the broker was unavailable and the spillover receive limit (${maxReceives}) was reached`
-            : undefined;
-      if (!reason || !this.opts.onUndeliverable) {
-        keep.push(m);
-        continue;
-      }
-      const liteTopic = m.MessageAttributes?.liteTopic?.StringValue ?? '';
-      try {
-        const message = { messageId: m.MessageId ?? '', liteTopic, body, attempt: receives };
-        await this.opts.onUndeliverable({ message, reason, httpStatus: 503 });
-      } catch (err) {
-        this.opts.onError?.(err);
-        keep.push(m);
-        continue;
-      }
-      await this.delete(m);
-      this.stats.undeliverable++;
-    }
-    return keep;
+    const settled = await Promise.all(
+      messages.map(async (m) => {
+        const body = m.Body ?? '';
+        const deadline = this.deadlineOf(m);
+        const receives = Number(m.Attributes?.ApproximateReceiveCount ?? '1');
+        const reason =
+          deadline !== undefined && deadline <= now
+            ? 'the broker was unavailable until the request deadline (held in the SQS spillover)'
+            : refused && receives >= maxReceives
+              ? `the broker was unavailable and the spillover receive limit (${maxReceives}) was reached`
+              : undefined;
+        if (!reason) return false;
+        const liteTopic = m.MessageAttributes?.liteTopic?.StringValue ?? '';
+        try {
+          const message = { messageId: m.MessageId ?? '', liteTopic, body, attempt: receives };
+          await answer({ message, reason, httpStatus: 503 });
+        } catch (err) {
+          this.opts.onError?.(err);
+          return false;
+        }
+        this.stats.undeliverable++;
+        // Answered, so never sent; if the delete fails it comes back and is answered again,
+        // which the settlement's one-answer record absorbs.
+        await this.delete(m).catch((err: unknown) => this.opts.onError?.(err));
+        return true;
+      }),
+    );
+    return messages.filter((_, i) => !settled[i]);
   }
 
   private async receive(waitSeconds: number): Promise<Message[]> {

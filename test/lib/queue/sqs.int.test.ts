@@ -161,6 +161,69 @@ describe('SQS spillover', () => {
     expect(dead.Messages ?? []).toEqual([]);
   });
 
+  it('answers a spilled envelope already past its deadline instead of sending it through the broker', async () => {
+    const { spilloverUrl } = await queues();
+    const spillover = new Spillover({ sqs, queueUrl: spilloverUrl });
+    const now = Date.now();
+    const body = (i: number, deadline: number) => JSON.stringify({ id: `r${i}`, deadline });
+    // Spilled during an outage; by the time the broker takes envelopes again, the first two expired.
+    await spillover.spill('lt-a', body(0, now - 10_000));
+    await spillover.spill('lt-a', body(1, now - 5_000));
+    await spillover.spill('lt-a', body(2, now + 60_000));
+    await spillover.spill('lt-b', body(3, now + 60_000));
+
+    const target = embedded();
+    const sent: string[] = [];
+    const counting: LiteQueue = {
+      send: (lt, b) => (sent.push(b), target.send(lt, b)),
+      subscribe: (h, o) => target.subscribe(h, o),
+      close: async () => {},
+    };
+    const answered: string[] = [];
+    const worker = new RedriveWorker({
+      sqs,
+      queueUrl: spilloverUrl,
+      target: counting,
+      clock: systemClock,
+      onUndeliverable: async (d) => void answered.push(d.message.body),
+    });
+    expect(await worker.drainOnce()).toBe(2);
+    expect(sent).toEqual([body(2, now + 60_000), body(3, now + 60_000)]);
+    expect(answered.sort()).toEqual([body(0, now - 10_000), body(1, now - 5_000)]);
+    expect(worker.stats.undeliverable).toBe(2);
+    expect(await worker.drainOnce()).toBe(0);
+  });
+
+  it('retries a held batch by its first deadline, so an envelope expiring during the backoff is answered on time', async () => {
+    const { spilloverUrl } = await queues();
+    const spillover = new Spillover({ sqs, queueUrl: spilloverUrl });
+    const now = Date.now();
+    const body = JSON.stringify({ id: 'r0', deadline: now + 1_500 });
+    await spillover.spill('lt-a', body);
+    const refusing: LiteQueue = {
+      send: () => Promise.reject(new QueueUnavailableError('broker down')),
+      subscribe: () => ({ close: async () => {} }),
+      close: async () => {},
+    };
+    let answeredAt = 0;
+    const worker = new RedriveWorker({
+      sqs,
+      queueUrl: spilloverUrl,
+      target: refusing,
+      clock: systemClock,
+      waitSeconds: 1,
+      // Far longer than the deadline: without the deadline bound the answer waits for it.
+      backoffMs: () => 20_000,
+      onUndeliverable: async () => void (answeredAt = Date.now()),
+    });
+    worker.start();
+    closers.push(() => worker.stop());
+    const until = Date.now() + 10_000;
+    while (answeredAt === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(answeredAt).toBeGreaterThan(0);
+    expect(answeredAt - (now + 1_500)).toBeLessThan(3_000);
+  });
+
   it('does not spill a request the queue refuses for a reason other than an outage', async () => {
     const { spilloverUrl } = await queues();
     const spilling = new SpillingLiteQueue(embedded(), new Spillover({ sqs, queueUrl: spilloverUrl }), { clock: systemClock });
