@@ -11,6 +11,7 @@
  * a refusal only if the event carries a retry behavior, and given up after the
  * OpenAI SDK's default timeout (then counted as refused, reason `client-timeout`).
  */
+import { keptAliveFailure } from './kept-alive.js';
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DispatchEvent } from '../../lib/dispatch/types.js';
 import { parsePolicy } from '../../lib/policy/schema.js';
@@ -240,19 +241,6 @@ export interface RunOptions {
   readonly progress?: (line: string) => void;
 }
 
-/**
- * A sync answer held past the edge's keepalive commits to 200 and carries what would have
- * been an error status as an OpenAI error object in the body (functions/edge/routes/inference.ts);
- * a client reading it gets no completion, so it counts as the failure it is.
- */
-function keptAliveError(error: { code?: string; type?: string }): Outcome {
-  const code = error.code ?? '';
-  if (code === 'queue_wait_exceeded' || code === 'timeout') return { status: 504, reason: 'expired' };
-  if (error.type === 'rate_limit_exceeded' || code === 'capacity_deadline') return { status: 429, reason: `limit:${code || 'unknown'}` };
-  if (code === 'upstream_failed' || code === 'upstream_error') return { status: 502, reason: 'upstream-failed' };
-  return { status: 599, reason: `kept-alive-error:${code}` };
-}
-
 export async function runSluice(world: World, options: RunOptions = {}): Promise<SystemRun> {
   const engine = options.engine ?? embeddedEngine;
   const timeline = options.timeline ?? engine.timeline();
@@ -394,7 +382,7 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
       const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; type?: string } } | undefined;
       byId.delete(id);
       const retry = Number(res.headers.get('retry-after'));
-      if (isOk(res.status) && body?.error) return keptAliveError(body.error);
+      if (isOk(res.status) && body?.error) return keptAliveFailure(body.error);
       if (isOk(res.status)) return { status: res.status };
       const reason =
         res.status === 429
