@@ -86,7 +86,7 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
       const ticker = options.log
         ? setInterval(() => {
             const s = probe.summary();
-            options.log!(`real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSettled} already settled), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}`);
+            options.log!(`real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSettled} already settled), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}, nudges ${s.nudges}`);
           }, every)
         : undefined;
       return {

@@ -23,6 +23,7 @@ import { mapSendError } from './errors.js';
 import { FailureCounts } from './failure-counts.js';
 import { Limiter } from './limiter.js';
 import { defaultReceiveWatchdog, observeReceives, ReceiveWatchdog, type ReceiveWatchdogOptions } from './receive-watchdog.js';
+import { NUDGE_TAG, StallNudger } from './nudge.js';
 import type { ReceiveProbe } from './receive-probe.js';
 import { SettledIds } from './settled.js';
 
@@ -63,6 +64,12 @@ export interface RocketMQLiteQueueOptions {
   readonly receiveWatchdog?: ReceiveWatchdogOptions;
   /** Told of every receive and of each message's arrival and settling (receive-probe.ts). */
   readonly probe?: ReceiveProbe;
+  /**
+   * A LiteTopic silent this long after a message of it was settled here (plus its
+   * pause) gets one empty nudge message, so a broker that dropped its wake-up event
+   * delivers the rest (nudge.ts; apache/rocketmq#11191). 0 turns nudging off. Default 500.
+   */
+  readonly nudgeAfterMs?: number;
 }
 
 /** Smallest pause the client accepts; the dispatcher sleeps locally below it. */
@@ -109,7 +116,7 @@ export class RocketMQLiteQueue implements LiteQueue {
   }
 
   subscribe(handler: MessageHandler, options: SubscribeOptions): Subscription {
-    const subscription = new RocketMQSubscription(this.opts, handler, options, this.maxAttempts, this.backoff);
+    const subscription = new RocketMQSubscription(this.opts, handler, options, this.maxAttempts, this.backoff, (liteTopic) => this.nudge(liteTopic));
     const tracked: Subscription = {
       close: async () => {
         this.subscriptions.delete(tracked);
@@ -118,6 +125,20 @@ export class RocketMQLiteQueue implements LiteQueue {
     };
     this.subscriptions.set(tracked, subscription);
     return tracked;
+  }
+
+  /** Best effort: a nudge that cannot be sent leaves the LiteTopic to its next arrival. */
+  private async nudge(liteTopic: string): Promise<void> {
+    try {
+      const producer = await this.startProducer();
+      await this.withTimeout(
+        producer.send({ topic: this.opts.parentTopic, liteTopic, tag: NUDGE_TAG, body: Buffer.from(NUDGE_TAG) }),
+        this.opts.sendTimeoutMs ?? 5_000,
+        `RocketMQ nudge to ${liteTopic}`,
+      );
+    } catch (err) {
+      (this.opts.log ?? silentLogger).warn({ component: 'rocketmq-queue', liteTopic, err: String(err) }, 'could not nudge a silent LiteTopic');
+    }
   }
 
   /** Resolves once every open subscription's consumer is connected to the proxy. */
@@ -173,6 +194,7 @@ class RocketMQSubscription {
   private readonly settled = new SettledIds();
   /** Messages being handled here, by id, with their result to come. */
   private readonly running = new Map<string, Promise<RmqResult>>();
+  private readonly nudger: StallNudger | undefined;
 
   constructor(
     private readonly opts: RocketMQLiteQueueOptions,
@@ -180,8 +202,15 @@ class RocketMQSubscription {
     private readonly options: SubscribeOptions,
     private readonly maxAttempts: number,
     private readonly backoff: (failures: number) => number,
+    nudge: (liteTopic: string) => Promise<void>,
   ) {
     this.limiter = new Limiter(options.concurrency);
+    const afterMs = opts.nudgeAfterMs ?? 500;
+    const send = (liteTopic: string) => {
+      opts.probe?.nudged();
+      return nudge(liteTopic);
+    };
+    this.nudger = afterMs > 0 ? new StallNudger({ clock: opts.clock, afterMs, send }) : undefined;
     this.log = opts.log ?? silentLogger;
     this.starting = this.startInBackground();
   }
@@ -272,9 +301,28 @@ class RocketMQSubscription {
   }
 
   private consume(view: MessageView): Promise<RmqResult> {
+    // A nudge only had to arrive (nudge.ts).
+    if (view.tag === NUDGE_TAG) return Promise.resolve(RmqResult.SUCCESS);
+    const liteTopic = view.liteTopic ?? '';
+    const nudger = this.nudger;
+    nudger?.arrived(liteTopic);
+    const result = this.consumeProbed(view, liteTopic);
+    if (!nudger) return result;
+    return result.then(
+      (r) => {
+        nudger.settled(liteTopic, r instanceof ConsumeResultSuspend ? r.suspendTimeMs : 0);
+        return r;
+      },
+      (err: unknown) => {
+        nudger.settled(liteTopic);
+        throw err;
+      },
+    );
+  }
+
+  private consumeProbed(view: MessageView, liteTopic: string): Promise<RmqResult> {
     const probe = this.opts.probe;
     if (!probe) return this.consumeTracked(view);
-    const liteTopic = view.liteTopic ?? '';
     probe.arrived(liteTopic, view.messageId, view.bornTimestamp?.getTime(), this.opts.clock.now());
     const result = this.consumeTracked(view);
     probe.queuedForHandler(this.limiter.queued);
@@ -351,6 +399,7 @@ class RocketMQSubscription {
   /** Stops taking messages; handlers already running finish and their results are settled. */
   async close(): Promise<void> {
     this.closing = true;
+    this.nudger?.close();
     try {
       try {
         await this.starting;

@@ -23,6 +23,8 @@ export interface ReceiveProbe {
   settled(liteTopic: string, messageId: string, at: number): void;
   /** Handlers waiting for the concurrency limit right now. */
   queuedForHandler(n: number): void;
+  /** A nudge went to a LiteTopic left silent (nudge.ts). */
+  nudged(): void;
   summary(): ReceiveSummary;
 }
 
@@ -46,6 +48,8 @@ export interface ReceiveSummary {
   readonly peakUnsettled: number;
   readonly unsettledNow: number;
   readonly peakQueuedForHandler: number;
+  /** Nudges sent to LiteTopics left silent after a settle (each one a message of its own). */
+  readonly nudges: number;
   /** Broker wait by class: all, and the part that was behind an unsettled predecessor. */
   readonly brokerWait: Readonly<Record<string, { readonly all: WaitFigures; readonly behind: WaitFigures; readonly free: WaitFigures }>>;
 }
@@ -71,6 +75,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   let afterSettled = 0;
   let peakUnsettled = 0;
   let peakQueued = 0;
+  let nudges = 0;
   /** Per LiteTopic: messages unsettled here, and when the last one was settled. */
   const topics = new Map<string, { open: number; lastSettledAt: number }>();
   const waits = new Map<string, { all: number[]; behind: number[]; free: number[] }>();
@@ -114,6 +119,9 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
     queuedForHandler(n) {
       peakQueued = Math.max(peakQueued, n);
     },
+    nudged() {
+      nudges++;
+    },
     summary() {
       const brokerWait: Record<string, { all: WaitFigures; behind: WaitFigures; free: WaitFigures }> = {};
       for (const [cls, w] of [...waits].sort(([a], [b]) => a.localeCompare(b))) {
@@ -129,6 +137,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         peakUnsettled,
         unsettledNow: unsettled.size,
         peakQueuedForHandler: peakQueued,
+        nudges,
         brokerWait,
       };
     },
