@@ -28,6 +28,14 @@ export interface LocalWorld {
   loadBalancerHost(stack: string, logicalId: string): string;
 }
 
+/**
+ * The name a stack's secret gets. An unnamed one gets a generated name in AWS, which operators
+ * (and the README) cannot know beforehand: the rehearsal reports that and stands its logical id in for it.
+ */
+export function stackSecretName(logicalId: string, r: Resource): { name: string; named: boolean } {
+  return typeof r.Properties.Name === 'string' ? { name: r.Properties.Name, named: true } : { name: logicalId, named: false };
+}
+
 export class Assembly {
   readonly templates = new Map<string, Template>();
 
@@ -89,10 +97,8 @@ export class Assembly {
       const r = t.Resources[ref];
       if (r?.Type === 'AWS::SQS::Queue') return world.queueUrl(this.resolve(t, r.Properties.QueueName, world));
       if (r?.Type === 'AWS::SSM::Parameter') return this.resolve(t, r.Properties.Name, world);
-      // A named secret's ARN without the random suffix: Secrets Manager (and moto) take it as the id.
-      if (r?.Type === 'AWS::SecretsManager::Secret' && typeof r.Properties.Name === 'string') {
-        return `arn:aws:secretsmanager:${world.region}:${world.account}:secret:${r.Properties.Name}`;
-      }
+      // A secret's ARN without the random suffix: Secrets Manager (and moto) take it as the id.
+      if (r?.Type === 'AWS::SecretsManager::Secret') return `arn:aws:secretsmanager:${world.region}:${world.account}:secret:${stackSecretName(ref, r).name}`;
       throw new Error(`${t.stack}: cannot resolve Ref ${ref} (${r?.Type ?? 'unknown'})`);
     }
     if ('Fn::GetAtt' in v) {
