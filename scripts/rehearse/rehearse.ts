@@ -36,7 +36,7 @@ import { ensureRic, startRicEnvironment } from './lambda-ric.ts';
 import { eachLine } from './lines.ts';
 import { emfMetrics, sameMetric, watchedMetrics } from './metrics.ts';
 import { smoke, type SmokeResult } from './smoke.ts';
-import { Assembly, stackSecretName, type LocalWorld, type Template } from './templates.ts';
+import { Assembly, seededGpuPorts, stackSecretName, type LocalWorld, type Template } from './templates.ts';
 
 export interface RehearseOptions {
   readonly repoRoot: string;
@@ -85,7 +85,10 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
   stops.push(async () => rmSync(work, { recursive: true, force: true }));
   try {
     // --- the GPU endpoint first: its address goes into the synthesized policy (context gpuEndpoints).
-    const gpuPort = await freePort();
+    // A reused cdk.out was synthesized with its own: the GPUs listen where its policy says.
+    const seeded = options.cdkOut ? seededGpuPorts(new Assembly(options.cdkOut)) : {};
+    if (options.cdkOut) log(`GPU ports from ${options.cdkOut}'s seeded policy: ${JSON.stringify(seeded)}`);
+    const gpuPort = seeded['sim-llm'] ?? (await freePort());
     const gpu = createGpuSim({ clock: systemClock, models: ['sim-llm'], slots: 8, baseTokenMs: 15 });
     const gpuServer = serve({ fetch: gpu.app.fetch, hostname: '127.0.0.1', port: gpuPort });
     stops.push(async () => {
@@ -93,7 +96,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       await new Promise((r) => gpuServer.close(r));
     });
     // A second model whose GPU takes longer than CloudFront's origin read timeout to answer.
-    const slowPort = await freePort();
+    const slowPort = seeded[SLOW_MODEL] ?? (await freePort());
     const slowGpu = createGpuSim({ clock: systemClock, models: [SLOW_MODEL], slots: 2, baseTokenMs: SLOW_TOKEN_MS, minOutputTokens: 2, maxOutputTokens: 2 });
     const slowServer = serve({ fetch: slowGpu.app.fetch, hostname: '127.0.0.1', port: slowPort });
     stops.push(async () => {

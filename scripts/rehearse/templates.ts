@@ -126,3 +126,20 @@ export class Assembly {
     throw new Error(`${t.stack}: cannot resolve list ${JSON.stringify(value).slice(0, 200)}`);
   }
 }
+
+/**
+ * The local port of each model's first upstream in the policy the Config stack seeds
+ * (`…/policy/models`): a reused cdk.out names the GPU endpoints it was synthesized with.
+ */
+export function seededGpuPorts(app: Assembly): Record<string, number> {
+  const ports: Record<string, number> = {};
+  for (const [, p] of app.resources(app.stack('Config'), 'AWS::SSM::Parameter')) {
+    const { Name: name, Value: value } = p.Properties;
+    if (typeof name !== 'string' || !name.endsWith('/policy/models') || typeof value !== 'string') continue;
+    for (const [model, m] of Object.entries(JSON.parse(value) as Record<string, { upstreams?: string[] }>)) {
+      const url = m.upstreams?.[0] ? new URL(m.upstreams[0]) : undefined;
+      if (url?.hostname === '127.0.0.1' && url.port) ports[model] = Number(url.port);
+    }
+  }
+  return ports;
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deployedRocketMQConf, expandCredentials } from '../../../scripts/rehearse/broker-conf.ts';
 import { buildImage, dockerAsset } from '../../../scripts/rehearse/dockerfile.ts';
-import { Assembly, stackSecretName, type LocalWorld } from '../../../scripts/rehearse/templates.ts';
+import { Assembly, seededGpuPorts, stackSecretName, type LocalWorld } from '../../../scripts/rehearse/templates.ts';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -124,5 +124,20 @@ describe('the dispatcher image of an older app', () => {
     const older = build('{"lockfileVersion":3,"old":true}');
     expect(lstatSync(join(older.workdir, 'node_modules')).isSymbolicLink()).toBe(false);
     expect(existsSync(join(older.workdir, 'node_modules', '.installed-by-npm-ci'))).toBe(true);
+  });
+});
+
+describe('a reused cdk.out', () => {
+  it('names the GPU ports it was synthesized with, in the policy the Config stack seeds', () => {
+    const models = { 'sim-llm': { slots: 8, upstreams: ['http://127.0.0.1:9101/v1'] }, 'sim-llm-slow': { slots: 8, upstreams: ['http://127.0.0.1:9102/v1'] }, remote: { slots: 1, upstreams: ['https://gpu.example.com/v1'] } };
+    const app = assembly({
+      'Sluice-dev-Config': {
+        Resources: {
+          Models: { Type: 'AWS::SSM::Parameter', Properties: { Name: '/sluice/dev/policy/models', Value: JSON.stringify(models) } },
+          Tiers: { Type: 'AWS::SSM::Parameter', Properties: { Name: '/sluice/dev/policy/tiers', Value: '{}' } },
+        },
+      },
+    });
+    expect(seededGpuPorts(app)).toEqual({ 'sim-llm': 9101, 'sim-llm-slow': 9102 });
   });
 });
