@@ -4,11 +4,12 @@
  * COPY (from the context or `--from` a stage) and RUN (through `sh -c`, in the stage's
  * working directory) are applied in order; CMD is what to start. One deviation, said where
  * it happens: `npm ci` in a stage links the repository's node_modules (the same lockfile's
- * install) instead of installing it again. Runs only on the commands this format uses.
+ * install) instead of installing it again, when the lockfile is the same (an older app's is
+ * not: then it runs). Runs only on the commands this format uses.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export interface Image {
   /** Directory of the final stage's working directory. */
@@ -46,7 +47,24 @@ export function instructions(dockerfile: string): Array<{ op: string; args: stri
   return out;
 }
 
-export function buildImage(options: { dockerfile: string; context: string; into: string; log: (line: string) => void }): Image {
+/** The stack's one Docker image asset: its build context (a directory in cdk.out) and Dockerfile within it. */
+export function dockerAsset(out: string, stack: string): { context: string; dockerFile: string } {
+  const manifest = JSON.parse(readFileSync(join(out, `${stack}.assets.json`), 'utf8')) as {
+    dockerImages?: Record<string, { source: { directory: string; dockerFile?: string } }>;
+  };
+  const images = Object.values(manifest.dockerImages ?? {});
+  if (images.length !== 1) throw new Error(`${stack}: expected one Docker image asset, found ${images.length}`);
+  return { context: resolve(out, images[0]!.source.directory), dockerFile: images[0]!.source.dockerFile ?? 'Dockerfile' };
+}
+
+export function buildImage(options: {
+  dockerfile: string;
+  context: string;
+  /** The repository whose installed node_modules stands in for `npm ci` of the same package-lock.json. */
+  modules: string;
+  into: string;
+  log: (line: string) => void;
+}): Image {
   const stages: Stage[] = [];
   const steps: string[] = [];
   rmSync(options.into, { recursive: true, force: true });
@@ -81,9 +99,9 @@ export function buildImage(options: { dockerfile: string; context: string; into:
       }
     } else if (op === 'RUN') {
       const cwd = join(stage.root, stage.workdir);
-      if (/^npm ci\b/.test(args)) {
+      if (/^npm ci\b/.test(args) && sameFile(join(cwd, 'package-lock.json'), join(options.modules, 'package-lock.json'))) {
         // The deviation: the repository's install of the same lockfile stands in for `npm ci`.
-        if (!existsSync(join(cwd, 'node_modules'))) symlinkSync(join(options.context, 'node_modules'), join(cwd, 'node_modules'));
+        if (!existsSync(join(cwd, 'node_modules'))) symlinkSync(join(options.modules, 'node_modules'), join(cwd, 'node_modules'));
         steps.push(`RUN ${args}  -> linked the repository's node_modules (same package-lock.json)`);
         continue;
       }
@@ -99,4 +117,8 @@ export function buildImage(options: { dockerfile: string; context: string; into:
   const last = stages.at(-1);
   if (!last) throw new Error('empty Dockerfile');
   return { workdir: join(last.root, last.workdir), env: last.env, cmd: last.cmd, steps };
+}
+
+function sameFile(a: string, b: string): boolean {
+  return existsSync(a) && existsSync(b) && readFileSync(a).equals(readFileSync(b));
 }

@@ -97,10 +97,10 @@ export function handshake(host: string, port: number, servername: string, ca: st
 }
 
 /**
- * A plaintext client with valid credentials: rocketmq-client-nodejs without TLS, sending one message.
- * The check passes only when the proxy refuses it.
+ * A plaintext client with valid credentials (none when the deploy has no user for it): rocketmq-client-nodejs
+ * without TLS, sending one message. The check passes only when the proxy refuses it.
  */
-export async function plaintextRefused(endpoints: string, topic: string, credentials: { accessKey: string; accessSecret: string }): Promise<{ ok: boolean; detail: string }> {
+export async function plaintextRefused(endpoints: string, topic: string, credentials: { accessKey: string; accessSecret: string } | undefined): Promise<{ ok: boolean; detail: string }> {
   const { Producer } = await import('rocketmq-client-nodejs');
   const producer = new Producer({ endpoints, namespace: '', topic, maxAttempts: 1, sslEnabled: false, sessionCredentials: credentials, requestTimeout: 5_000 } as ConstructorParameters<typeof Producer>[0]);
   try {

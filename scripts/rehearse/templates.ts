@@ -28,6 +28,14 @@ export interface LocalWorld {
   loadBalancerHost(stack: string, logicalId: string): string;
 }
 
+/**
+ * The name a stack's secret gets. An unnamed one gets a generated name in AWS, which operators
+ * (and the README) cannot know beforehand: the rehearsal reports that and stands its logical id in for it.
+ */
+export function stackSecretName(logicalId: string, r: Resource): { name: string; named: boolean } {
+  return typeof r.Properties.Name === 'string' ? { name: r.Properties.Name, named: true } : { name: logicalId, named: false };
+}
+
 export class Assembly {
   readonly templates = new Map<string, Template>();
 
@@ -89,10 +97,8 @@ export class Assembly {
       const r = t.Resources[ref];
       if (r?.Type === 'AWS::SQS::Queue') return world.queueUrl(this.resolve(t, r.Properties.QueueName, world));
       if (r?.Type === 'AWS::SSM::Parameter') return this.resolve(t, r.Properties.Name, world);
-      // A named secret's ARN without the random suffix: Secrets Manager (and moto) take it as the id.
-      if (r?.Type === 'AWS::SecretsManager::Secret' && typeof r.Properties.Name === 'string') {
-        return `arn:aws:secretsmanager:${world.region}:${world.account}:secret:${r.Properties.Name}`;
-      }
+      // A secret's ARN without the random suffix: Secrets Manager (and moto) take it as the id.
+      if (r?.Type === 'AWS::SecretsManager::Secret') return `arn:aws:secretsmanager:${world.region}:${world.account}:secret:${stackSecretName(ref, r).name}`;
       throw new Error(`${t.stack}: cannot resolve Ref ${ref} (${r?.Type ?? 'unknown'})`);
     }
     if ('Fn::GetAtt' in v) {
@@ -119,4 +125,21 @@ export class Assembly {
     }
     throw new Error(`${t.stack}: cannot resolve list ${JSON.stringify(value).slice(0, 200)}`);
   }
+}
+
+/**
+ * The local port of each model's first upstream in the policy the Config stack seeds
+ * (`…/policy/models`): a reused cdk.out names the GPU endpoints it was synthesized with.
+ */
+export function seededGpuPorts(app: Assembly): Record<string, number> {
+  const ports: Record<string, number> = {};
+  for (const [, p] of app.resources(app.stack('Config'), 'AWS::SSM::Parameter')) {
+    const { Name: name, Value: value } = p.Properties;
+    if (typeof name !== 'string' || !name.endsWith('/policy/models') || typeof value !== 'string') continue;
+    for (const [model, m] of Object.entries(JSON.parse(value) as Record<string, { upstreams?: string[] }>)) {
+      const url = m.upstreams?.[0] ? new URL(m.upstreams[0]) : undefined;
+      if (url?.hostname === '127.0.0.1' && url.port) ports[model] = Number(url.port);
+    }
+  }
+  return ports;
 }
