@@ -14,7 +14,7 @@
  *      how late messages start after their slot.
  * Starts its own namesrv, broker and proxy (scripts/rocketmq). Real time throughout.
  *   npm run bench -- queue [--seconds 8] [--topics 1000,10000] [--parts 1,2,3,4]
- *                          [--drain-messages 100] [--drain-handler-ms 200]
+ *                          [--drain-messages 100] [--drain-handler-ms 200] [--receive-batch N]
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -23,7 +23,8 @@ import { sleep } from '../lib/clock/clock.js';
 import { pace } from '../lib/limits/gcra.js';
 import { EmbeddedLiteQueue } from '../lib/queue/embedded.js';
 import { RocketMQLiteQueue } from '../lib/queue/rocketmq/index.js';
-import { Consume, type LiteQueue, type MessageHandler } from '../lib/queue/types.js';
+import { createReceiveProbe, type ReceiveProbe } from '../lib/queue/rocketmq/receive-probe.js';
+import { Consume, QueueUnavailableError, type LiteQueue, type MessageHandler } from '../lib/queue/types.js';
 import { startRocketMQ } from '../scripts/rocketmq/index.js';
 
 const { values } = parseArgs({
@@ -33,6 +34,8 @@ const { values } = parseArgs({
     parts: { type: 'string', default: '1,2,3,4' },
     'drain-messages': { type: 'string', default: '100' },
     'drain-handler-ms': { type: 'string', default: '200' },
+    /** The proxy's receive batch (grpcClientConsumerLongPollingBatchSize); default the deployed one. */
+    'receive-batch': { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -43,14 +46,18 @@ const DRAIN_HANDLER_MS = Number(values['drain-handler-ms']);
 const DRAIN_CONCURRENCY = 16;
 const log = (line: string) => process.stderr.write(`[queue bench] ${line}\n`);
 
-const mq = await startRocketMQ({ log });
+const RECEIVE_BATCH = values['receive-batch'] === undefined ? undefined : Number(values['receive-batch']);
+const mq = await startRocketMQ({
+  log,
+  ...(RECEIVE_BATCH === undefined ? {} : { config: { proxySettings: { grpcClientConsumerLongPollingBatchSize: RECEIVE_BATCH } } }),
+});
 const open: LiteQueue[] = [];
 
-async function brokerQueue(tag: string, orderly = true): Promise<LiteQueue> {
+async function brokerQueue(tag: string, orderly = true, probe?: ReceiveProbe): Promise<LiteQueue> {
   const id = `${tag}-${randomUUID().slice(0, 8)}`;
   await mq.createLiteTopic(`bench-${id}`);
   await mq.createWildcardGroup(`bench-g-${id}`, `bench-${id}`, { orderly, maxAttempts: 16 });
-  const q = new RocketMQLiteQueue({ endpoints: mq.endpoints, parentTopic: `bench-${id}`, consumerGroup: `bench-g-${id}`, clock: systemClock, onDeadLetter: () => undefined });
+  const q = new RocketMQLiteQueue({ endpoints: mq.endpoints, parentTopic: `bench-${id}`, consumerGroup: `bench-g-${id}`, clock: systemClock, onDeadLetter: () => undefined, ...(probe ? { probe } : {}) });
   open.push(q);
   return q;
 }
@@ -59,16 +66,33 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
-/** Sends in waves, so the proxy is not handed thousands of calls at once. */
+/**
+ * Sends in waves, so the proxy is not handed thousands of calls at once. A send the
+ * broker refuses while it sheds load (a cold broker's TIMEOUT_CLEAN_QUEUE) or one that
+ * timed out is sent again after a pause, as a producer would (a timed-out one may have
+ * landed: one more message of a backlog, which no figure here counts).
+ */
 async function sendAll(q: LiteQueue, topics: readonly string[], body = () => 'x'): Promise<void> {
-  for (let i = 0; i < topics.length; i += 300) await Promise.all(topics.slice(i, i + 300).map((t) => q.send(t, body())));
+  const sendOne = async (t: string) => {
+    for (let pause = 100; ; pause = Math.min(2_000, pause * 2)) {
+      try {
+        return await q.send(t, body());
+      } catch (err) {
+        if (!(err instanceof QueueUnavailableError) || pause >= 2_000) throw err;
+        await sleep(systemClock, pause);
+      }
+    }
+  };
+  for (let i = 0; i < topics.length; i += 100) await Promise.all(topics.slice(i, i + 100).map(sendOne));
 }
 
 /** 1. Isolation: healthy LiteTopics' completed messages per second while the others are throttled. */
 async function isolation(mode: 'unthrottled' | 'suspend' | 'sleep', throttled: number): Promise<number> {
-  const q = await brokerQueue(`iso-${mode}-${throttled}`);
   const serviceMs = 50;
   const isThrottled = (t: string) => Number(t.slice(1)) < throttled;
+  // Where healthy deliveries go: receive calls, their batches, what the client holds.
+  const probe = createReceiveProbe((t) => (isThrottled(t) ? 'throttled' : 'healthy'));
+  const q = await brokerQueue(`iso-${mode}-${throttled}`, true, probe);
   const tats = new Map<string, number | undefined>();
   const backlog: string[] = [];
   for (let t = 0; t < 50; t++) {
@@ -102,6 +126,8 @@ async function isolation(mode: 'unthrottled' | 'suspend' | 'sleep', throttled: n
   await sleep(systemClock, SECONDS * 1000);
   counting = false;
   const perSec = healthy / SECONDS;
+  const r = probe.summary();
+  log(`isolation ${mode} ${throttled}: ${healthy} healthy handled; receives ${r.receives} (${r.emptyReceives} empty, batch max ${r.maxBatch}, ms p50 ${r.receiveMs.p50} max ${r.receiveMs.max}), messages ${r.messages}, peak unsettled ${r.peakUnsettled}, queued for handler ${r.peakQueuedForHandler}, after settled ${r.afterSettled}, nudges ${r.nudges}; broker wait ${JSON.stringify(r.brokerWait)}`);
   await sub.close();
   await q.close();
   return perSec;

@@ -7,6 +7,7 @@
 import { ROCKETMQ } from '../config.ts';
 import type { RocketMQRole } from '../rocketmq/acl.ts';
 import { brokerConf, formatProps, proxyAclSettings } from '../rocketmq/broker-conf.ts';
+import { PROXY_CONSUMER_SETTINGS } from '../rocketmq/proxy-conf.ts';
 
 export interface BrokerScriptOptions {
   readonly namesrvAddr: string;
@@ -58,6 +59,7 @@ export function proxyScript(namesrvAddr: string): string {
     tlsTestModeEnable: false,
     tlsCertPath: PROXY_TLS.certPath,
     tlsKeyPath: PROXY_TLS.keyPath,
+    ...PROXY_CONSUMER_SETTINGS,
     // JSON-in-JSON: stringify escapes the inner quotes; the unquoted heredoc expands $RMQ_*.
     ...proxyAclSettings(ENV_CREDENTIALS.user, ENV_CREDENTIALS.password),
   };

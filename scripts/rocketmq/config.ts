@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROCKETMQ } from '../../infra/config.ts';
 import { brokerConf as oneBrokerConf, formatProps, PLACE_KEYS } from '../../infra/rocketmq/broker-conf.ts';
+import { PROXY_CONSUMER_SETTINGS } from '../../infra/rocketmq/proxy-conf.ts';
 
 export interface RocketMQPorts {
   readonly namesrv: number;
@@ -63,6 +64,7 @@ export function writeHome(home: string, ports: RocketMQPorts, options: HomeOptio
         // before it returns; 5 s keeps consumer restarts in tests short. New messages
         // still end a long poll at once.
         grpcClientConsumerMaxLongPollingTimeoutMillis: 5000,
+        ...PROXY_CONSUMER_SETTINGS,
         ...withoutProxyPlace(options.proxySettings ?? {}),
       },
       null,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROCKETMQ_ROLES } from '../../infra/rocketmq/acl.ts';
 import { BROKER_SETTINGS, parseProps, PLACE_KEYS } from '../../infra/rocketmq/broker-conf.ts';
 import { PROXY_TLS } from '../../infra/constructs/rocketmq-scripts.ts';
+import { PROXY_CONSUMER_SETTINGS } from '../../infra/rocketmq/proxy-conf.ts';
 import { writeHome } from '../../scripts/rocketmq/config.ts';
 import { deployedRocketMQConf } from '../../scripts/rehearse/broker-conf.ts';
 import { Assembly } from '../../scripts/rehearse/templates.ts';
@@ -37,6 +38,22 @@ describe('one broker.conf', () => {
       expect(deployedShared).toEqual(shared);
       expect(deployed.broker.authenticationEnabled).toBe('true');
       expect(deployed.broker.authorizationEnabled).toBe('true');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('the deployed proxy and the tests\' proxy hand consumers the same receive batch', () => {
+    const home = mkdtempSync(join(tmpdir(), 'sluice-conf-'));
+    try {
+      const local = JSON.parse(readFileSync(writeHome(home, { namesrv: 1, broker: 2, proxyGrpc: 3, proxyRemoting: 4 }).proxyConf, 'utf8')) as Record<string, unknown>;
+      for (const s of [plain, tls]) {
+        const { proxy } = deployedRocketMQConf(new Assembly(s.outdir));
+        expect(proxy).toMatchObject(PROXY_CONSUMER_SETTINGS);
+      }
+      expect(local).toMatchObject(PROXY_CONSUMER_SETTINGS);
+      // Not the proxy's default of 32 (see infra/rocketmq/proxy-conf.ts).
+      expect(PROXY_CONSUMER_SETTINGS.grpcClientConsumerLongPollingBatchSize).toBeLessThan(32);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

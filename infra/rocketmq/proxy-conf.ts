@@ -1,0 +1,19 @@
+/**
+ * Proxy settings Sluice's dispatchers depend on, shared by the Broker stack's proxy
+ * (infra/constructs/rocketmq-scripts.ts) and the local one (scripts/rocketmq/config.ts).
+ *
+ * The receive batch: a lite pop takes up to this many messages, as many as it can from
+ * the first LiteTopic with an event, and that LiteTopic is popped again only once the
+ * whole batch is settled; the client runs a FIFO batch one message after another, and a
+ * Suspend of one message suspends the rest of its batch (one RPC each). At the proxy's
+ * default of 32, a backlogged LiteTopic came as 32 messages, the client's cache (200)
+ * held about six LiteTopics at once, and the others waited: at most 6 messages were in
+ * hand for 50 handlers. In the first seed's isolation (`npm run bench -- queue --parts 1
+ * --receive-batch N`, 40 of 50 LiteTopics throttled) the healthy ones kept, with Suspend,
+ * 0 %, 0 % and 32 % of their unthrottled rate at 32; 20 % at 1 (every message its own
+ * pop, and the broker's pops are what two cores run out of); 80 % at 2; 27 % at 8; and
+ * 80 %, 79 %, 87 % in three runs at 4. Figures from those runs: scripts/rocketmq/README.md.
+ */
+export const PROXY_CONSUMER_SETTINGS = {
+  grpcClientConsumerLongPollingBatchSize: 4,
+} as const;
