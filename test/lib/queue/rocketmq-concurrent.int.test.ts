@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { RocketMQLiteQueueOptions } from '../../../lib/queue/rocketmq/index.js';
 import { Consume, type DeadLetter, type LiteMessage } from '../../../lib/queue/types.js';
+import { PROXY_CONSUMER_SETTINGS } from '../../../infra/rocketmq/proxy-conf.js';
 import { pause, until, useRocketMQ } from '../../support/rocketmq.ts';
 
 // The adapter on a non-orderly wildcard group (orderly: false): several messages of one
@@ -14,6 +15,8 @@ const freshQueue = (orderly: boolean, extra: Partial<RocketMQLiteQueueOptions> =
 describe('RocketMQ adapter on a non-orderly group', () => {
   it('runs several messages of one LiteTopic at once, up to its concurrency', async () => {
     const queue = await freshQueue(false);
+    // Below the proxy's receive batch, so the concurrency is what bounds it.
+    const concurrency = PROXY_CONSUMER_SETTINGS.grpcClientConsumerLongPollingBatchSize - 1;
     const topic = `burst-${randomUUID().slice(0, 8)}`;
     for (let i = 0; i < 30; i++) await queue.send(topic, String(i));
     let running = 0;
@@ -26,10 +29,10 @@ describe('RocketMQ adapter on a non-orderly group', () => {
       running--;
       handled.push(m.body);
       return Consume.success;
-    }, { concurrency: 8 });
+    }, { concurrency });
     await until('all 30', () => handled.length >= 30);
     await pause(500);
-    expect(maxRunning).toBe(8);
+    expect(maxRunning).toBe(concurrency);
     expect(handled.slice().sort()).toEqual(Array.from({ length: 30 }, (_, i) => String(i)).sort());
   });
 
