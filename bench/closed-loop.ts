@@ -157,22 +157,37 @@ async function measure(engine: Engine, name: CaseName, mq: RocketMQ | undefined)
 }
 
 const results: Record<CaseName, Partial<Record<Engine, LoopSummary>>> = { A: {}, B: {} };
-let mq: RocketMQ | undefined;
-try {
+let rocketmqVersion: string | undefined;
+
+async function measureAll(): Promise<void> {
   if (ENGINES.includes('embedded')) {
     for (const name of ['A', 'B'] as const) results[name].embedded = await measure('embedded', name, undefined);
   }
-  if (ENGINES.includes('real')) {
-    log('starting RocketMQ 5.5 (namesrv, broker, proxy; this takes about a minute)');
-    mq = await startRocketMQ({ log: (line) => log(`rocketmq: ${line}`) });
+  if (!ENGINES.includes('real')) return;
+  log('starting RocketMQ 5.5 (namesrv, broker, proxy; this takes about a minute)');
+  const mq = await startRocketMQ({ log: (line) => log(`rocketmq: ${line}`) });
+  rocketmqVersion = mq.version;
+  try {
     log(`RocketMQ ${mq.version} up, proxy at ${mq.endpoints}`);
     for (const name of ['A', 'B'] as const) results[name].real = await measure('real', name, mq);
+  } finally {
+    log('stopping RocketMQ');
+    await mq.stop().catch((error: unknown) => log(`could not stop RocketMQ: ${String(error)}`));
   }
+}
 
+try {
+  // Everything is stopped before the figures are printed, so the JSON line stays the last one of the log.
+  // A run that failed half way still prints what it measured.
+  await measureAll().catch((error: unknown) => {
+    process.stderr.write(`closed-loop bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  });
   const rows: LoopRow[] = [];
   for (const name of ['A', 'B'] as const) {
     for (const engine of ENGINES) {
-      rows.push({ label: `${name}: ${CASES[name].what}`, engine, clients: CASES[name].tenants * CASES[name].clientsPerTenant, summary: results[name][engine]! });
+      const summary = results[name][engine];
+      if (summary) rows.push({ label: `${name}: ${CASES[name].what}`, engine, clients: CASES[name].tenants * CASES[name].clientsPerTenant, summary });
     }
   }
   const a = throughputVerdict(`Case A (${CASES.A.what})`, results.A.embedded, results.A.real);
@@ -189,19 +204,12 @@ try {
       engines: ENGINES,
       seconds: SECONDS,
       warmupSeconds: WARMUP_S,
-      ...(mq ? { rocketmq: mq.version } : {}),
+      ...(rocketmqVersion ? { rocketmq: rocketmqVersion } : {}),
       caseA: { clients: CLIENTS, embedded: figures(results.A.embedded), real: figures(results.A.real), ratio: a.ratio, pass: a.pass },
       caseB: { tenants: TENANTS, embedded: figures(results.B.embedded), real: figures(results.B.real), pass: b.pass },
     })}\n`,
   );
-} catch (error) {
-  process.stderr.write(`closed-loop bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
 } finally {
-  if (mq) {
-    log('stopping RocketMQ');
-    await mq.stop().catch((error: unknown) => log(`could not stop RocketMQ: ${String(error)}`));
-  }
   // The broker client's sockets and timers would keep the process alive after the run.
   process.exit();
 }
