@@ -63,6 +63,7 @@ export const SERVICE_BENCHES: Readonly<Record<string, { readonly module: string;
   'aggregate-memory': { module: './aggregate-memory.ts', description: 'store memory of the deployment-wide aggregate for 10,000 tenants bursting in turn, against its bound' },
   'results-wake': { module: './results-wake.ts', description: 'time from a stored result to the waiting edge waking, embedded vs TCP vs REST' },
   chaos: { module: './chaos/cli.ts', description: 'faults one at a time on real services (edge + 2 dispatchers): lost, answered twice, GPU calls, places, 5xx' },
+  'closed-loop': { module: './closed-loop.ts', description: 'issue 12: closed-loop clients, 1 tenant x 8 and 32 tenants x 1, embedded vs RocketMQ 5.5: req/s ratio, requests >= 1 s, 504s' },
 };
 
 const USAGE = `usage: npm run bench -- <scenario> [--engine embedded|real] [--out dir] [--seed N] [--size full|small] [--trace file.jsonl]
