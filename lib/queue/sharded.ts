@@ -9,11 +9,15 @@
  * logical one), so every shard books its release from the same bucket, and each
  * shard's Suspend holds back only that shard.
  *
- * A LiteTopic stays on shard 0 until it is busy: the n-th send to it within one
- * second goes to shard n mod N. A tenant sending now and then keeps one LiteTopic on
- * the broker; a burst spreads over all N. Order within a LiteTopic is not kept across
- * shards (nothing in Sluice needs it: each message carries its own deadline and
- * pacing books each message's own release).
+ * A LiteTopic's sends take the shards in turn while it stays active, and start again
+ * at shard 0 once it has been quiet for `quietMs`. A message is then behind another of
+ * its LiteTopic only if the one sent N sends earlier is still unsettled. (Keyed to the
+ * sends of one clock second instead, a tenant sending one request every few seconds
+ * stayed on shard 0, and on the broker a third of its realtime requests waited behind
+ * the previous one's GPU call.) A tenant sending now and then keeps one LiteTopic on
+ * the broker; one that keeps sending uses all N. Order within a LiteTopic is not kept
+ * across shards (nothing in Sluice needs it: each message carries its own deadline
+ * and pacing books each message's own release).
  */
 import type { Clock } from '../clock/clock.js';
 import { liteTopicShard } from './lite-topic-name.js';
@@ -25,13 +29,16 @@ export interface ShardedLiteQueueOptions {
   readonly shards: number;
   /** LiteTopics whose recent sends are remembered (least recently sent forgotten first). */
   readonly remember?: number;
+  /** A LiteTopic without a send for this long goes back to shard 0 (default 10 s: past a realtime request's life). */
+  readonly quietMs?: number;
 }
 
-const WINDOW_MS = 1_000;
+const DEFAULT_QUIET_MS = 10_000;
 
 export class ShardedLiteQueue implements LiteQueue {
-  private readonly recent = new Map<string, { window: number; sends: number }>();
+  private readonly recent = new Map<string, { at: number; sends: number }>();
   private readonly remember: number;
+  private readonly quietMs: number;
 
   constructor(
     private readonly inner: LiteQueue,
@@ -39,17 +46,18 @@ export class ShardedLiteQueue implements LiteQueue {
   ) {
     if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
     this.remember = opts.remember ?? 10_000;
+    this.quietMs = opts.quietMs ?? DEFAULT_QUIET_MS;
   }
 
   /** The physical LiteTopic the next send to `liteTopic` goes to. */
   shardFor(liteTopic: string): string {
     if (this.opts.shards === 1) return liteTopic;
-    const window = Math.floor(this.opts.clock.now() / WINDOW_MS);
+    const now = this.opts.clock.now();
     const seen = this.recent.get(liteTopic);
-    const sends = seen && seen.window === window ? seen.sends : 0;
+    const sends = seen && now - seen.at < this.quietMs ? seen.sends : 0;
     // Re-inserting keeps the map in least-recently-sent order for the eviction below.
     this.recent.delete(liteTopic);
-    this.recent.set(liteTopic, { window, sends: sends + 1 });
+    this.recent.set(liteTopic, { at: now, sends: (sends + 1) % this.opts.shards });
     if (this.recent.size > this.remember) this.recent.delete(this.recent.keys().next().value!);
     return liteTopicShard(liteTopic, sends % this.opts.shards);
   }

@@ -48,9 +48,18 @@ describe('ShardedLiteQueue', () => {
     const { clock, sent, queue } = setup();
     for (let i = 0; i < 10; i++) {
       await queue.send('batch-acme-m', `m${i}`);
-      await clock.advance(1_500);
+      await clock.advance(10_000);
     }
     expect(new Set(sent)).toEqual(new Set(['batch-acme-m']));
+  });
+
+  it('rotates a LiteTopic sending every few seconds over its shards, so a send is not behind the last one', async () => {
+    const { clock, sent, queue } = setup(4);
+    for (let i = 0; i < 6; i++) {
+      await queue.send('realtime-acme-m', `m${i}`);
+      await clock.advance(4_000);
+    }
+    expect(sent).toEqual(['realtime-acme-m', 'realtime-acme-m-1', 'realtime-acme-m-2', 'realtime-acme-m-3', 'realtime-acme-m', 'realtime-acme-m-1']);
   });
 
   it('spreads a burst over every shard, round robin, and other LiteTopics count on their own', async () => {
