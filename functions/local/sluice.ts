@@ -60,6 +60,8 @@ export interface LocalSluiceOptions {
     readonly consumerGroup?: string;
     /** Physical LiteTopics per LiteTopic, as the deployed processes shard them (default: theirs). */
     readonly shards?: number;
+    /** LitePushConsumers, each with its own long poll (default: the deployed processes'). */
+    readonly receivers?: number;
   };
   /** Messages of one LiteTopic dispatched at once (default 32). */
   readonly inFlightPerLiteTopic?: number;
@@ -128,6 +130,7 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     SLUICE_ROCKETMQ_TOPIC: options.rocketmq?.parentTopic,
     SLUICE_ROCKETMQ_GROUP: options.rocketmq?.consumerGroup,
     SLUICE_ROCKETMQ_LITETOPIC_SHARDS: options.rocketmq?.shards === undefined ? undefined : String(options.rocketmq.shards),
+    SLUICE_ROCKETMQ_RECEIVERS: options.rocketmq?.receivers === undefined ? undefined : String(options.rocketmq.receivers),
     // Releases leave a LiteTopic in order, but run side by side: one account's requests
     // must not wait for each other's generations (the pacer and the gate set the rate).
     SLUICE_INFLIGHT_PER_LITETOPIC: String(options.inFlightPerLiteTopic ?? 32),

@@ -4,6 +4,7 @@
  * runtime contract the CDK stacks set (infra/README.md).
  */
 import { z } from 'zod';
+import { DEFAULT_RECEIVERS } from '../../lib/queue/rocketmq/receivers.js';
 
 /** Longest upstream call unless SLUICE_UPSTREAM_TIMEOUT_MS says otherwise (the seeded policy counts on it too). */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 120_000;
@@ -85,6 +86,10 @@ const Config = z.object({
    * per model can be at the GPU at once on RocketMQ. 1 turns sharding off.
    */
   SLUICE_ROCKETMQ_LITETOPIC_SHARDS: z.coerce.number().int().min(1).max(64).default(8),
+  /**
+   * LitePushConsumers per dispatcher, each with its own long poll (lib/queue/rocketmq/receivers.ts).
+   */
+  SLUICE_ROCKETMQ_RECEIVERS: z.coerce.number().int().min(1).max(16).default(DEFAULT_RECEIVERS),
   /** SQS FIFO queue taking envelopes the broker cannot (the edge spills, dispatchers redrive). */
   SLUICE_SPILLOVER_QUEUE_URL: z.string().url().optional(),
   /** SQS queue of envelopes that failed for good or expired, with reasons. */

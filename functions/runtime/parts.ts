@@ -103,6 +103,7 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
       clock,
       log,
       onDeadLetter: deadLetters,
+      receivers: config.SLUICE_ROCKETMQ_RECEIVERS,
       ...(options.rocketmqProbe ? { probe: options.rocketmqProbe } : {}),
     });
     const shards = config.SLUICE_ROCKETMQ_LITETOPIC_SHARDS;

@@ -25,6 +25,7 @@ import { Limiter } from './limiter.js';
 import { defaultReceiveWatchdog, observeReceives, ReceiveWatchdog, type ReceiveWatchdogOptions } from './receive-watchdog.js';
 import { NUDGE_TAG, StallNudger } from './nudge.js';
 import type { ReceiveProbe } from './receive-probe.js';
+import { DEFAULT_RECEIVERS } from './receivers.js';
 import { SettledIds } from './settled.js';
 
 export interface RocketMQLiteQueueOptions {
@@ -70,6 +71,14 @@ export interface RocketMQLiteQueueOptions {
    * delivers the rest (nudge.ts; apache/rocketmq#11191). 0 turns nudging off. Default 500.
    */
   readonly nudgeAfterMs?: number;
+  /**
+   * LitePushConsumers per subscription, each with its own long poll, sharing the
+   * handlers, the failure counts and the settled ids. The client keeps one receive in
+   * flight per consumer, and a receive returns at most the proxy's batch: with one, the
+   * re-pops of throttled LiteTopics take turns with healthy ones. Default
+   * `DEFAULT_RECEIVERS` (receivers.ts).
+   */
+  readonly receivers?: number;
 }
 
 /** Smallest pause the client accepts; the dispatcher sleeps locally below it. */
@@ -175,16 +184,21 @@ export class RocketMQLiteQueue implements LiteQueue {
   }
 }
 
+/** One receiver of a subscription: the consumer now, and its start while it starts. */
+interface Receiver {
+  starting: Promise<void>;
+  consumer: LitePushConsumer | undefined;
+}
+
 /**
- * One LitePushConsumer, started in the background (and retried until it is up or
- * closed), and replaced by a new one when it keeps failing to receive. Failure counts,
- * settled ids and running handlers belong to the subscription, not to a consumer, so a
- * message redelivered to the new consumer is not handled again while or after the old
- * one handled it.
+ * `receivers` LitePushConsumers, each started in the background (and retried until it
+ * is up or closed), and replaced by a new one when it keeps failing to receive. Failure
+ * counts, settled ids and running handlers belong to the subscription, not to a
+ * consumer, so a message redelivered to another consumer is not handled again while or
+ * after one handled it.
  */
 class RocketMQSubscription {
-  private starting: Promise<void>;
-  private consumer: LitePushConsumer | undefined;
+  private readonly receivers: Receiver[];
   /** Replaced consumers still settling the messages they had received. */
   private readonly retiring = new Set<Promise<void>>();
   private closing = false;
@@ -212,23 +226,27 @@ class RocketMQSubscription {
     };
     this.nudger = afterMs > 0 ? new StallNudger({ clock: opts.clock, afterMs, send }) : undefined;
     this.log = opts.log ?? silentLogger;
-    this.starting = this.startInBackground();
+    const count = opts.receivers ?? DEFAULT_RECEIVERS;
+    if (!Number.isInteger(count) || count < 1) throw new Error(`receivers must be a positive integer, got ${count}`);
+    this.receivers = Array.from({ length: count }, () => ({ starting: Promise.resolve(), consumer: undefined }));
+    for (const receiver of this.receivers) receiver.starting = this.startInBackground(receiver);
   }
 
-  /** Resolves once the current consumer is connected; for callers that must not send before. */
+  /** Resolves once every current consumer is connected; for callers that must not send before. */
   get started(): Promise<void> {
-    return this.starting;
+    return Promise.all(this.receivers.map((r) => r.starting)).then(() => undefined);
   }
 
-  private startInBackground(): Promise<void> {
-    const started = this.start();
+  private startInBackground(receiver: Receiver): Promise<void> {
+    const started = this.start(receiver);
     // close() reports start failures; nobody else may be listening.
     started.catch(() => undefined);
     return started;
   }
 
-  private async start(): Promise<void> {
-    const concurrency = this.options.concurrency;
+  private async start(receiver: Receiver): Promise<void> {
+    // The client caches per consumer; together they hold what one would.
+    const cache = Math.max(32, Math.ceil((this.options.concurrency * 4) / this.receivers.length));
     let delay = 500;
     for (;;) {
       if (this.closing) throw new Error('subscription closed before the consumer started');
@@ -247,11 +265,11 @@ class RocketMQSubscription {
           // runs at once, bounded by the limiter.
           .setEnableFifoConsumeAccelerator(true)
           // Messages waiting for a handler slot use up their invisible time; keep few cached.
-          .setMaxCacheMessageCount(Math.max(32, concurrency * 4))
+          .setMaxCacheMessageCount(cache)
           .setMessageListener({ consume: (view) => this.consume(view) })
           .build();
-        this.consumer = consumer;
-        this.watch(consumer);
+        receiver.consumer = consumer;
+        this.watch(receiver, consumer);
         if (this.closing) await consumer.close();
         return;
       } catch (err) {
@@ -263,7 +281,7 @@ class RocketMQSubscription {
   }
 
   /** Replaces `consumer` by a new one once its receives have failed long enough. */
-  private watch(consumer: LitePushConsumer): void {
+  private watch(receiver: Receiver, consumer: LitePushConsumer): void {
     const watchdog = new ReceiveWatchdog(this.opts.receiveWatchdog ?? defaultReceiveWatchdog);
     const probe = this.opts.probe;
     let since = this.opts.clock.now();
@@ -277,19 +295,19 @@ class RocketMQSubscription {
       },
       failed: (err) => {
         since = this.opts.clock.now();
-        if (consumer !== this.consumer || this.closing) return;
-        if (watchdog.failed(err, this.opts.clock.now())) this.replace(consumer, watchdog.failures, err);
+        if (consumer !== receiver.consumer || this.closing) return;
+        if (watchdog.failed(err, this.opts.clock.now())) this.replace(receiver, consumer, watchdog.failures, err);
       },
     });
     if (!watched) this.log.warn({ component: 'rocketmq-queue' }, 'client has no receiveMessage to observe; no receive watchdog');
   }
 
-  private replace(consumer: LitePushConsumer, failures: number, err: unknown): void {
+  private replace(receiver: Receiver, consumer: LitePushConsumer, failures: number, err: unknown): void {
     this.log.warn(
       { component: 'rocketmq-queue', consumerGroup: this.opts.consumerGroup, failures, err: err instanceof Error ? err.message : String(err) },
       'consumer keeps failing to receive; replacing it with a new client',
     );
-    this.consumer = undefined;
+    receiver.consumer = undefined;
     // The old client settles what it already received (acks through its own receipts)
     // while the new one starts; a redelivery meets the same settled/running maps.
     const retired = consumer.close().catch((closeErr: unknown) => {
@@ -297,7 +315,7 @@ class RocketMQSubscription {
     });
     this.retiring.add(retired);
     void retired.finally(() => this.retiring.delete(retired));
-    this.starting = this.startInBackground();
+    receiver.starting = this.startInBackground(receiver);
   }
 
   private consume(view: MessageView): Promise<RmqResult> {
@@ -401,14 +419,18 @@ class RocketMQSubscription {
     this.closing = true;
     this.nudger?.close();
     try {
-      try {
-        await this.starting;
-      } catch {
-        return;
-      }
       // The client waits for its in-flight long poll and for every cached message to
       // settle; messages not yet handled are handed back with a short Suspend above.
-      await this.consumer?.close();
+      await Promise.all(
+        this.receivers.map(async (receiver) => {
+          try {
+            await receiver.starting;
+          } catch {
+            return;
+          }
+          await receiver.consumer?.close();
+        }),
+      );
     } finally {
       await Promise.all(this.retiring);
     }
