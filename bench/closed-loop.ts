@@ -35,7 +35,7 @@ import { renderTable } from './lib/tables.js';
 type Engine = 'embedded' | 'real';
 type CaseName = 'A' | 'B';
 
-const USAGE = 'usage: npm run bench -- closed-loop [--engine embedded|real|both] [--clients 8] [--tenants 32] [--seconds 10] [--warmup 3]';
+const USAGE = 'usage: npm run bench -- closed-loop [--engine embedded|real|both] [--clients 8] [--tenants 32] [--seconds 10] [--warmup 3] [--receivers N]';
 
 function readOptions() {
   const { values } = parseArgs({
@@ -46,6 +46,8 @@ function readOptions() {
       seconds: { type: 'string', default: '10' },
       /** Not counted: first connections, and a fresh consumer's first deliveries on the broker. */
       warmup: { type: 'string', default: '3' },
+      /** Real engine: LitePushConsumers per dispatcher (default: the deployed SLUICE_ROCKETMQ_RECEIVERS). */
+      receivers: { type: 'string' },
     },
   });
   const positiveInt = (name: string, v: string) => {
@@ -60,6 +62,7 @@ function readOptions() {
     tenants: positiveInt('tenants', values.tenants),
     seconds: positiveInt('seconds', values.seconds),
     warmupSeconds: Number(values.warmup),
+    receivers: values.receivers === undefined ? undefined : positiveInt('receivers', values.receivers),
   };
 }
 
@@ -117,7 +120,7 @@ async function measure(engine: Engine, name: CaseName, mq: RocketMQ | undefined)
   if (mq) {
     // A topic and group of its own per case: what one case leaves on the broker is never delivered to the next.
     const id = randomUUID().slice(0, 8);
-    rocketmq = { endpoints: mq.endpoints, parentTopic: `closed-loop-${id}`, consumerGroup: `closed-loop-g-${id}` };
+    rocketmq = { endpoints: mq.endpoints, parentTopic: `closed-loop-${id}`, consumerGroup: `closed-loop-g-${id}`, ...(options.receivers ? { receivers: options.receivers } : {}) };
     await mq.createLiteTopic(rocketmq.parentTopic!);
     await mq.createWildcardGroup(rocketmq.consumerGroup!, rocketmq.parentTopic!, { orderly: true });
   }
