@@ -18,7 +18,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { readConfig } from '../functions/runtime/config.js';
 import { systemClock } from '../functions/runtime/system-clock.js';
 import { sleep } from '../lib/clock/clock.js';
 import { pace } from '../lib/limits/gcra.js';
@@ -49,7 +48,7 @@ const DRAIN_HANDLER_MS = Number(values['drain-handler-ms']);
 const DRAIN_CONCURRENCY = 16;
 const log = (line: string) => process.stderr.write(`[queue bench] ${line}\n`);
 
-const RECEIVERS = values.receivers === undefined ? readConfig({}).SLUICE_ROCKETMQ_RECEIVERS : Number(values.receivers);
+const RECEIVERS = values.receivers === undefined ? undefined : Number(values.receivers);
 const RECEIVE_BATCH = values['receive-batch'] === undefined ? undefined : Number(values['receive-batch']);
 const mq = await startRocketMQ({
   log,
@@ -61,7 +60,7 @@ async function brokerQueue(tag: string, orderly = true, probe?: ReceiveProbe): P
   const id = `${tag}-${randomUUID().slice(0, 8)}`;
   await mq.createLiteTopic(`bench-${id}`);
   await mq.createWildcardGroup(`bench-g-${id}`, `bench-${id}`, { orderly, maxAttempts: 16 });
-  const q = new RocketMQLiteQueue({ endpoints: mq.endpoints, parentTopic: `bench-${id}`, consumerGroup: `bench-g-${id}`, clock: systemClock, onDeadLetter: () => undefined, receivers: RECEIVERS, ...(probe ? { probe } : {}) });
+  const q = new RocketMQLiteQueue({ endpoints: mq.endpoints, parentTopic: `bench-${id}`, consumerGroup: `bench-g-${id}`, clock: systemClock, onDeadLetter: () => undefined, ...(RECEIVERS === undefined ? {} : { receivers: RECEIVERS }), ...(probe ? { probe } : {}) });
   open.push(q);
   return q;
 }

@@ -36,7 +36,7 @@ export interface ShardedLiteQueueOptions {
 const DEFAULT_QUIET_MS = 10_000;
 
 export class ShardedLiteQueue implements LiteQueue {
-  private readonly recent = new Map<string, { at: number; sends: number }>();
+  private readonly recent = new Map<string, { at: number; next: number }>();
   private readonly remember: number;
   private readonly quietMs: number;
 
@@ -54,12 +54,12 @@ export class ShardedLiteQueue implements LiteQueue {
     if (this.opts.shards === 1) return liteTopic;
     const now = this.opts.clock.now();
     const seen = this.recent.get(liteTopic);
-    const sends = seen && now - seen.at < this.quietMs ? seen.sends : 0;
+    const shard = seen && now - seen.at < this.quietMs ? seen.next : 0;
     // Re-inserting keeps the map in least-recently-sent order for the eviction below.
     this.recent.delete(liteTopic);
-    this.recent.set(liteTopic, { at: now, sends: (sends + 1) % this.opts.shards });
+    this.recent.set(liteTopic, { at: now, next: (shard + 1) % this.opts.shards });
     if (this.recent.size > this.remember) this.recent.delete(this.recent.keys().next().value!);
-    return liteTopicShard(liteTopic, sends % this.opts.shards);
+    return liteTopicShard(liteTopic, shard);
   }
 
   send(liteTopic: string, body: string): Promise<{ messageId: string }> {

@@ -245,7 +245,7 @@ class RocketMQSubscription {
   }
 
   private async start(receiver: Receiver): Promise<void> {
-    // The client caches per consumer; together they hold what one would.
+    // The client caches per consumer: the share of what one would hold, but at least 32 each.
     const cache = Math.max(32, Math.ceil((this.options.concurrency * 4) / this.receivers.length));
     let delay = 500;
     for (;;) {
