@@ -7,6 +7,8 @@
 import type { Table } from '../scenarios/types.js';
 import { percentiles, type Percentiles } from './recorder.js';
 import { pct } from './versus.js';
+import type { CpuPerRequest } from './cpu.js';
+import { SPLIT_PARTS, type WaitSplitFigures } from './wait-split.js';
 
 /** An HTTP status, or 'error' when no answer came at all (connection refused, client timeout). */
 export type Answer = number | 'error';
@@ -125,13 +127,15 @@ export interface LoopRow {
   readonly engine: string;
   readonly clients: number;
   readonly summary: LoopSummary;
+  /** CPU per served request, when measured. */
+  readonly cpu?: CpuPerRequest | undefined;
 }
 
 export function loopTable(title: string, rows: readonly LoopRow[], slowMs = SLOW_MS): Table {
   const answers = (s: LoopSummary) => Object.entries(s.statuses).map(([status, n]) => `${status}×${n}`).join(' ') || 'none';
   return {
     title,
-    columns: ['case', 'engine', 'clients', 'sent', 'req/s (200)', 'p50', 'p99', 'max', `≥ ${slowMs / 1000} s`, '504', 'answers'],
+    columns: ['case', 'engine', 'clients', 'sent', 'req/s (200)', 'p50', 'p99', 'max', `≥ ${slowMs / 1000} s`, '504', 'answers', 'CPU ms/req here', 'elsewhere', 'machine busy'],
     rows: rows.map((r) => [
       r.label,
       r.engine,
@@ -144,6 +148,49 @@ export function loopTable(title: string, rows: readonly LoopRow[], slowMs = SLOW
       r.summary.slow,
       r.summary.expired,
       answers(r.summary),
+      r.cpu ? r.cpu.processMs.toFixed(2) : 'n/a',
+      r.cpu?.elsewhereMs !== undefined ? r.cpu.elsewhereMs.toFixed(2) : 'n/a',
+      r.cpu?.machineBusy !== undefined ? pct(r.cpu.machineBusy) : 'n/a',
     ]),
   };
+}
+
+const PART_NAMES: Readonly<Record<(typeof SPLIT_PARTS)[number], string>> = {
+  edge: 'edge (to enqueued)',
+  broker: 'broker (to first delivery)',
+  suspendPace: 'Suspend: pace',
+  suspendCapacity: 'Suspend: capacity',
+  suspendPaused: 'Suspend: paused',
+  suspendOther: 'retry / other',
+  slot: 'slot',
+  dispatcher: 'dispatcher',
+  upstream: 'upstream (GPU call)',
+  reply: 'reply (to the client)',
+};
+
+export interface SplitRow {
+  readonly label: string;
+  readonly engine: string;
+  readonly split: WaitSplitFigures | undefined;
+}
+
+/**
+ * Where a loop request's milliseconds went, from the dispatcher's events (wait-split.ts), per case
+ * and engine: the ratio says how far the real engine is behind, this says at which hop. Parts that
+ * took nothing on any row are left out.
+ */
+export function loopSplitTable(title: string, rows: readonly SplitRow[]): Table {
+  const used = SPLIT_PARTS.filter((part) => rows.some((r) => (r.split?.parts[part].max ?? 0) > 0));
+  const out: (string | number)[][] = [];
+  for (const r of rows) {
+    if (!r.split) {
+      out.push([r.label, r.engine, '(no complete trace)', '', '', '']);
+      continue;
+    }
+    for (const part of used) {
+      const p = r.split.parts[part];
+      out.push([r.label, r.engine, PART_NAMES[part], msText(p.p50), msText(p.p99), pct(p.share)]);
+    }
+  }
+  return { title, columns: ['case', 'engine', 'part', 'p50', 'p99', 'share'], rows: out };
 }

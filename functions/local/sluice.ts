@@ -10,6 +10,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { sleep, type Clock } from '../../lib/clock/clock.js';
 import { createDrain, type DrainOutcome } from '../../lib/dispatch/drain.js';
 import type { DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
+import type { DispatchEvent } from '../../lib/dispatch/types.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import type { Policy, PolicyInput } from '../../lib/policy/schema.js';
 import { existsSync } from 'node:fs';
@@ -69,6 +70,8 @@ export interface LocalSluiceOptions {
   readonly store?: RateStore;
   /** On close, how long queued and running work may go on before it is cut and its clients answered (default 30 s). */
   readonly drainMs?: number;
+  /** Sees every dispatcher event after telemetry has: a bench follows requests through the queue with it. */
+  readonly onDispatch?: (event: DispatchEvent) => void;
 }
 
 export interface LocalSluice {
@@ -158,7 +161,12 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     log,
     upstream: drain.upstream(rawUpstream),
     concurrency: options.concurrency ?? 64,
-    onEvent: telemetry.onDispatch,
+    onEvent: options.onDispatch
+      ? (event) => {
+          telemetry.onDispatch(event);
+          options.onDispatch!(event);
+        }
+      : telemetry.onDispatch,
     ...(options.dispatcher ? { options: options.dispatcher } : {}),
     wrap: drain.handler,
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  loopSplitTable,
   loopTable,
   runClosedLoop,
   summarize,
@@ -141,5 +142,32 @@ describe('the table', () => {
     expect(text).toContain('200×98 429×2');
     expect(text).toContain('1.3 ms');
     expect(text).toContain('12.3 s');
+    // CPU not measured: said so, never a zero.
+    expect(text.split('\n')[3]).toMatch(/n\/a\s+n\/a\s+n\/a$/);
+  });
+
+  it('shows CPU per request here and elsewhere, and how busy the machine was', () => {
+    const text = renderTable(loopTable('closed loop', [
+      { label: 'A', engine: 'real', clients: 8, summary: summary({}), cpu: { processMs: 5.004, elsewhereMs: 7.5, machineBusy: 0.974 } },
+    ]));
+    expect(text.split('\n')[3]).toMatch(/5\.00\s+7\.50\s+97\.40%$/);
+  });
+
+  it('splits the time by hop, leaving out parts nothing spent time in', () => {
+    const p = (p50: number, share: number) => ({ n: 1, p50, p90: p50, p99: p50, max: p50, share });
+    const zero = p(0, 0);
+    const parts = {
+      edge: p(16, 0.2), broker: p(32, 0.4), suspendPace: zero, suspendCapacity: zero, suspendPaused: zero,
+      suspendOther: zero, slot: zero, dispatcher: p(1, 0.01), upstream: p(28, 0.3), reply: p(6, 0.09),
+    };
+    const text = renderTable(loopSplitTable('split', [
+      { label: 'A', engine: 'real', split: { n: 1, parts } },
+      { label: 'A', engine: 'embedded', split: undefined },
+    ]));
+    expect(text).toContain('broker (to first delivery)');
+    expect(text).not.toContain('Suspend');
+    expect(text).not.toContain('slot');
+    expect(text).toContain('(no complete trace)');
+    expect(text.split('\n').filter((l) => l.startsWith('A '))).toHaveLength(5 + 1);
   });
 });
