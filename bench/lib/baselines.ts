@@ -78,7 +78,7 @@ export async function runBaseline(world: World, name: BaselineName, options: Run
       const queuedMs = res.headers.get('x-sim-queue-ms');
       if (queuedMs !== null) {
         rec.startedAt = rec.admittedAt! + Number(queuedMs);
-        if (Number(queuedMs) > 0) queuedAtGpu++;
+        if (res.headers.get('x-sim-queued') === '1') queuedAtGpu++;
       }
       // The same client-side reading as Sluice's streams (stream-answer.ts), so their TTFT compares.
       if (e.stream && isOk(res.status) && isEventStream(res)) return readStreamAnswer(res, rec, clock, signal);

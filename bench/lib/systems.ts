@@ -254,7 +254,7 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     fetch: gpu.app.fetch,
     clock,
     onResponse: (_, res) => {
-      if (Number(res.headers.get('x-sim-queue-ms') ?? 0) > 0) queuedAtGpu++;
+      if (res.headers.get('x-sim-queued') === '1') queuedAtGpu++;
     },
   });
   let settle: (deadLetter: DeadLetter) => Promise<void> = async () => {};

@@ -152,6 +152,8 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     const got = await pool.acquire(own.signal, priority ?? 0);
     if (got.ok) {
       c.header('x-sim-queue-ms', String(got.lease.queuedMs));
+      // Whether it waited behind busy slots at all: what "queued inside the GPU" counts.
+      c.header('x-sim-queued', got.lease.queued ? '1' : '0');
       const lease = got.lease;
       return {
         signal: own.signal,

@@ -3,6 +3,12 @@ import type { Clock } from '../../lib/clock/clock.js';
 export interface Lease {
   /** Milliseconds the request waited in the queue before it got this slot. */
   readonly queuedMs: number;
+  /**
+   * Whether it waited in the queue at all. On a wall clock queuedMs alone cannot say: a
+   * request granted at once could read 1 ms when the clock ticked between two reads, and
+   * one handed a slot within the millisecond it queued reads 0.
+   */
+  readonly queued: boolean;
   /** Gives the slot back (to the head of the queue if anyone waits); safe to call twice. */
   release(): void;
 }
@@ -87,7 +93,7 @@ export class SlotPool {
     if (this.closed) return Promise.resolve({ ok: false, reason: 'closed' });
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'aborted' });
     if (this.busyCount < this.slots && this.waiters.length === 0) {
-      return Promise.resolve({ ok: true, lease: this.grant(this.clock.now()) });
+      return Promise.resolve({ ok: true, lease: this.grant(this.clock.now(), false) });
     }
     if (this.waiters.length >= this.queueLimit) {
       return Promise.resolve({ ok: false, reason: 'queue_full' });
@@ -133,13 +139,14 @@ export class SlotPool {
     for (const w of waiting) w.settle({ ok: false, reason: 'closed' });
   }
 
-  private grant(enqueuedAt: number): Lease {
+  private grant(enqueuedAt: number, queued: boolean): Lease {
     this.setBusy(this.busyCount + 1);
     this.peakBusy = Math.max(this.peakBusy, this.busyCount);
-    const start = this.clock.now();
+    const start = queued ? this.clock.now() : enqueuedAt;
     let released = false;
     return {
       queuedMs: start - enqueuedAt,
+      queued,
       release: () => {
         if (released) return;
         released = true;
@@ -171,7 +178,7 @@ export class SlotPool {
   private handOver(): void {
     while (this.busyCount < this.slots && this.waiters.length > 0) {
       const next = this.waiters.shift()!;
-      next.settle({ ok: true, lease: this.grant(next.enqueuedAt) });
+      next.settle({ ok: true, lease: this.grant(next.enqueuedAt, true) });
     }
   }
 

@@ -40,6 +40,9 @@ describe('gpu-sim slots', () => {
     expect(maxOverlap(intervals)).toBe(8);
     expect(maxSampled).toBe(8);
     expect(sim.stats()).toMatchObject({ served: 50, peakBusy: 8, peakQueue: 42, slotsBusy: 0, queueLength: 0 });
+    // What the lab counts as "queued inside the GPU": the 42 that found every slot busy.
+    expect(done.filter((d) => d.res.headers.get('x-sim-queued') === '1')).toHaveLength(42);
+    expect(done.filter((d) => d.res.headers.get('x-sim-queued') === '0')).toHaveLength(8);
   });
 
   it('queues FIFO, then answers 429 with Retry-After when the queue is full', async () => {
