@@ -261,7 +261,9 @@ try {
     `closed loop, 1-token chat completions, ${SECONDS} s measured after ${ENGINES.map((e) => `${warmupOf(e)} s (${e})`).join(' / ')} of warm-up; local Sluice, in-process store, ` +
     'wall clock; model of 256 slots, no limit binds; simulated GPU of 256 slots at 1 ms per token; ' +
     'CPU per served request in this process (edge, dispatcher, simulated GPU and the clients) and elsewhere on the machine (the broker JVMs, when real)';
-  const splitTitle = 'where the time went (served requests of the measured window; share of their summed latency)';
+  const splitTitle =
+    'where the time went (served requests of the measured window; share of their summed latency; edge: send to enqueued, ' +
+    'broker: to first delivery, upstream: the GPU call, reply: result to the client)';
   process.stdout.write(`${renderTable(loopTable(title, rows))}\n\n${renderTable(loopSplitTable(splitTitle, splitRows))}\n\n${a.line}\n${b.line}\n`);
   const figures = (s: LoopSummary | undefined, cpu: CpuPerRequest | undefined) =>
     s && { reqPerSec: s.reqPerSec, p50Ms: s.latencyMs.p50, p99Ms: s.latencyMs.p99, requests: s.requests, over1s: s.slow, expired504: s.expired, statuses: s.statuses, ...(cpu ? { cpu } : {}) };

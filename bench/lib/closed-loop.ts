@@ -6,6 +6,7 @@
  */
 import type { Table } from '../scenarios/types.js';
 import { percentiles, type Percentiles } from './recorder.js';
+import { PART_NAMES } from './tables.js';
 import { pct } from './versus.js';
 import type { CpuPerRequest } from './cpu.js';
 import { SPLIT_PARTS, type WaitSplitFigures } from './wait-split.js';
@@ -154,19 +155,6 @@ export function loopTable(title: string, rows: readonly LoopRow[], slowMs = SLOW
     ]),
   };
 }
-
-const PART_NAMES: Readonly<Record<(typeof SPLIT_PARTS)[number], string>> = {
-  edge: 'edge (to enqueued)',
-  broker: 'broker (to first delivery)',
-  suspendPace: 'Suspend: pace',
-  suspendCapacity: 'Suspend: capacity',
-  suspendPaused: 'Suspend: paused',
-  suspendOther: 'retry / other',
-  slot: 'slot',
-  dispatcher: 'dispatcher',
-  upstream: 'upstream (GPU call)',
-  reply: 'reply (to the client)',
-};
 
 export interface SplitRow {
   readonly label: string;

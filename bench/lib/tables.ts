@@ -87,7 +87,8 @@ export function reasonsTable(c: Comparison): Table {
   };
 }
 
-const PART_NAMES: Readonly<Record<SplitPart, string>> = {
+/** How a wait-split part is named in a table (the lab's and the closed loop's). */
+export const PART_NAMES: Readonly<Record<SplitPart, string>> = {
   edge: 'edge',
   broker: 'broker',
   suspendPace: 'Suspend: pace',
