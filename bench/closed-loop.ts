@@ -208,21 +208,12 @@ async function measure(engine: Engine, name: CaseName, mq: RocketMQ | undefined)
   }
 }
 
-const results: Record<CaseName, Partial<Record<Engine, LoopSummary>>> = { A: {}, B: {} };
-const splits: Record<CaseName, Partial<Record<Engine, WaitSplitFigures | undefined>>> = { A: {}, B: {} };
-const cpus: Record<CaseName, Partial<Record<Engine, CpuPerRequest | undefined>>> = { A: {}, B: {} };
-
-async function measureInto(engine: Engine, name: CaseName, mq: RocketMQ | undefined): Promise<void> {
-  const m = await measure(engine, name, mq);
-  results[name][engine] = m.summary;
-  splits[name][engine] = m.split;
-  cpus[name][engine] = m.cpu;
-}
+const measured: Record<CaseName, Partial<Record<Engine, Measured>>> = { A: {}, B: {} };
 let rocketmqVersion: string | undefined;
 
 async function measureAll(): Promise<void> {
   if (ENGINES.includes('embedded')) {
-    for (const name of ['A', 'B'] as const) await measureInto('embedded', name, undefined);
+    for (const name of ['A', 'B'] as const) measured[name].embedded = await measure('embedded', name, undefined);
   }
   if (!ENGINES.includes('real')) return;
   log('starting RocketMQ 5.5 (namesrv, broker, proxy; this takes about a minute)');
@@ -230,7 +221,7 @@ async function measureAll(): Promise<void> {
   rocketmqVersion = mq.version;
   try {
     log(`RocketMQ ${mq.version} up, proxy at ${mq.endpoints}`);
-    for (const name of ['A', 'B'] as const) await measureInto('real', name, mq);
+    for (const name of ['A', 'B'] as const) measured[name].real = await measure('real', name, mq);
   } finally {
     log('stopping RocketMQ');
     await mq.stop().catch((error: unknown) => log(`could not stop RocketMQ: ${String(error)}`));
@@ -248,15 +239,15 @@ try {
   const splitRows: SplitRow[] = [];
   for (const name of ['A', 'B'] as const) {
     for (const engine of ENGINES) {
-      const summary = results[name][engine];
-      if (!summary) continue;
+      const m = measured[name][engine];
+      if (!m) continue;
       const label = `${name}: ${CASES[name].what}`;
-      rows.push({ label, engine, clients: CASES[name].tenants * CASES[name].clientsPerTenant, summary, cpu: cpus[name][engine] });
-      splitRows.push({ label, engine, split: splits[name][engine] });
+      rows.push({ label, engine, clients: CASES[name].tenants * CASES[name].clientsPerTenant, summary: m.summary, cpu: m.cpu });
+      splitRows.push({ label, engine, split: m.split });
     }
   }
-  const a = throughputVerdict(`Case A (${CASES.A.what})`, results.A.embedded, results.A.real);
-  const b = tailVerdict(`Case B (${CASES.B.what})`, results.B.real);
+  const a = throughputVerdict(`Case A (${CASES.A.what})`, measured.A.embedded?.summary, measured.A.real?.summary);
+  const b = tailVerdict(`Case B (${CASES.B.what})`, measured.B.real?.summary);
   const title =
     `closed loop, 1-token chat completions, ${SECONDS} s measured after ${ENGINES.map((e) => `${warmupOf(e)} s (${e})`).join(' / ')} of warm-up; local Sluice, in-process store, ` +
     'wall clock; model of 256 slots, no limit binds; simulated GPU of 256 slots at 1 ms per token; ' +
@@ -265,8 +256,11 @@ try {
     'where the time went (served requests of the measured window; share of their summed latency; edge: send to enqueued, ' +
     'broker: to first delivery, upstream: the GPU call, reply: result to the client)';
   process.stdout.write(`${renderTable(loopTable(title, rows))}\n\n${renderTable(loopSplitTable(splitTitle, splitRows))}\n\n${a.line}\n${b.line}\n`);
-  const figures = (s: LoopSummary | undefined, cpu: CpuPerRequest | undefined) =>
-    s && { reqPerSec: s.reqPerSec, p50Ms: s.latencyMs.p50, p99Ms: s.latencyMs.p99, requests: s.requests, over1s: s.slow, expired504: s.expired, statuses: s.statuses, ...(cpu ? { cpu } : {}) };
+  const figures = (m: Measured | undefined) => {
+    if (!m) return undefined;
+    const { summary: s, cpu } = m;
+    return { reqPerSec: s.reqPerSec, p50Ms: s.latencyMs.p50, p99Ms: s.latencyMs.p99, requests: s.requests, over1s: s.slow, expired504: s.expired, statuses: s.statuses, ...(cpu ? { cpu } : {}) };
+  };
   process.stdout.write(
     `${JSON.stringify({
       bench: 'closed-loop',
@@ -274,8 +268,8 @@ try {
       seconds: SECONDS,
       warmupSeconds: Object.fromEntries(ENGINES.map((e) => [e, warmupOf(e)])),
       ...(rocketmqVersion ? { rocketmq: rocketmqVersion } : {}),
-      caseA: { clients: CLIENTS, embedded: figures(results.A.embedded, cpus.A.embedded), real: figures(results.A.real, cpus.A.real), ratio: a.ratio, pass: a.pass },
-      caseB: { tenants: TENANTS, embedded: figures(results.B.embedded, cpus.B.embedded), real: figures(results.B.real, cpus.B.real), pass: b.pass },
+      caseA: { clients: CLIENTS, embedded: figures(measured.A.embedded), real: figures(measured.A.real), ratio: a.ratio, pass: a.pass },
+      caseB: { tenants: TENANTS, embedded: figures(measured.B.embedded), real: figures(measured.B.real), pass: b.pass },
     })}\n`,
   );
 } finally {
