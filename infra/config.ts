@@ -1,3 +1,5 @@
+import { PROXY_LONG_POLL_MS } from './rocketmq/proxy-conf.ts';
+
 /**
  * Everything a deployment of Sluice varies on, read from CDK context (`cdk.json`,
  * `-c key=value` on the command line) with defaults that synthesize offline.
@@ -181,8 +183,11 @@ export function configFromContext(read: ContextReader, env: NodeJS.ProcessEnv = 
     throw new Error(`context edgeOriginAccess: 'public' or 'oac' (got ${edgeOriginAccess})`);
   }
   const dispatcherDrainSeconds = num(read, 'dispatcherDrainSeconds', DEFAULTS.dispatcherDrainSeconds);
-  if (dispatcherDrainSeconds < 2 || dispatcherDrainSeconds > 120) {
-    throw new Error('context dispatcherDrainSeconds: between 2 and 120 (Fargate stopTimeout limits)');
+  if (dispatcherDrainSeconds < MIN_DISPATCHER_DRAIN_SECONDS || dispatcherDrainSeconds > 120) {
+    throw new Error(
+      `context dispatcherDrainSeconds: between ${MIN_DISPATCHER_DRAIN_SECONDS} (a stopping dispatcher's receives, ` +
+        `held up to ${PROXY_LONG_POLL_MS / 1000} s by the proxy, must end before it exits) and 120 (Fargate stopTimeout limit); got ${dispatcherDrainSeconds}`,
+    );
   }
   const reserved = read('edgeReservedConcurrency');
   const existingVpc = obj<ExistingVpcConfig>(read, 'existingVpc');
@@ -258,3 +263,15 @@ export const ROCKETMQ = {
   namesrvPort: 9876,
   brokerPort: 10911,
 } as const;
+
+/**
+ * Of a dispatcher task's stop timeout, what is kept after the drain for cutting calls,
+ * closing parts and exiting (lib/dispatch/drain.ts: grace 2 s + exit 2 s, and a margin).
+ */
+export const DISPATCHER_EXIT_SECONDS = 5;
+
+/**
+ * The shortest stop timeout: the drain (stop timeout less the exit) outlasts the receives
+ * in flight when it begins, with 5 s to spare for their answers.
+ */
+export const MIN_DISPATCHER_DRAIN_SECONDS = PROXY_LONG_POLL_MS / 1000 + 5 + DISPATCHER_EXIT_SECONDS;

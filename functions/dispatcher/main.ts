@@ -68,7 +68,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         () => true,
         (error: unknown) => (log.warn({ err: String(error) }, 'a part failed to close'), true),
       ),
-      sleep(systemClock, 2_000).then(() => false),
+      sleep(systemClock, drain.exitMs).then(() => false),
     ]);
     if (!closed) log.warn({}, 'parts did not close in time; exiting anyway');
     process.exit(0);

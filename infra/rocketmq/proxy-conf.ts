@@ -17,3 +17,12 @@
 export const PROXY_CONSUMER_SETTINGS = {
   grpcClientConsumerLongPollingBatchSize: 4,
 } as const;
+
+/**
+ * How long a consumer's receive may wait at the proxy for a message: the proxy's own
+ * default (grpcClientConsumerMaxLongPollingTimeoutMillis), which the Broker stack keeps. A
+ * stopping dispatcher's receives stay in flight that long; its drain must outlast them
+ * (infra/config.ts), or a message one of them takes just before exit stays invisible for
+ * the broker's default 60 s.
+ */
+export const PROXY_LONG_POLL_MS = 20_000;

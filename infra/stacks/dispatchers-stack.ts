@@ -9,7 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { ROCKETMQ } from '../config.ts';
+import { DISPATCHER_EXIT_SECONDS, ROCKETMQ } from '../config.ts';
 import { ROCKETMQ_CA_FILE, runtimeEnv, SECRET_FIELDS, type ConfigName } from '../../functions/runtime/contract.ts';
 import { METRICS, SLUICE_NAMESPACE } from '../metrics.ts';
 
@@ -102,7 +102,7 @@ export class DispatchersStack extends Stack {
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_DLQ_URL: props.deadLetter.queueUrl,
         // GPU endpoints reach the dispatchers through the policy (policy/models, seeded from gpuEndpoints).
-        SLUICE_DRAIN_MS: String((props.drainSeconds - 5) * 1000),
+        SLUICE_DRAIN_MS: String((props.drainSeconds - DISPATCHER_EXIT_SECONDS) * 1000),
       }),
       secrets,
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'dispatcher' }),

@@ -14,7 +14,15 @@ export interface DrainOptions {
   readonly drainMs: number;
   /** After the drain time, how long cut calls get to give their slots back and return. */
   readonly graceMs?: number;
-  /** Suspend asked for a handed-back message (the broker's shortest is fine). */
+  /** After the grace, how long the caller may take to close its parts before the process is gone. */
+  readonly exitMs?: number;
+  /**
+   * Suspend asked for a handed-back message. Default: until the process is surely gone
+   * (grace + exit + 1 s). A shorter one lets the message become visible while a receive
+   * of this process is still in flight (a long poll outlives a short drain); taken again
+   * just before exit, its pop dies with the process and the broker keeps the message
+   * invisible for its default (60 s) instead of the next dispatcher serving it.
+   */
   readonly handBackMs?: number;
 }
 
@@ -25,6 +33,8 @@ export interface DrainOutcome {
 }
 
 export interface Drain {
+  /** How long the caller may take, after `run` returns, to close its parts and exit. */
+  readonly exitMs: number;
   /** Aborted once the drain time is over. */
   readonly overdue: AbortSignal;
   /** The handler as the queue should see it: after the drain time, every answer is a hand-back. */
@@ -41,7 +51,8 @@ export interface Drain {
 export function createDrain(options: DrainOptions): Drain {
   const { clock, drainMs } = options;
   const graceMs = options.graceMs ?? 2_000;
-  const handBackMs = options.handBackMs ?? 1_000;
+  const exitMs = options.exitMs ?? 2_000;
+  const handBackMs = options.handBackMs ?? graceMs + exitMs + 1_000;
   const overdue = new AbortController();
   const withSignal = (call: UpstreamCall): UpstreamCall => ({
     ...call,
@@ -64,6 +75,7 @@ export function createDrain(options: DrainOptions): Drain {
   }
 
   return {
+    exitMs,
     overdue: overdue.signal,
     handler: (inner) => async (message) => {
       const result = await inner(message);

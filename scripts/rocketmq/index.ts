@@ -165,7 +165,8 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
         stopped = true;
         log('stopping proxy, broker, namesrv');
         await stopAll();
-        if (ownHome) rmSync(home, { recursive: true, force: true });
+        // SLUICE_KEEP_ROCKETMQ_HOME=1 keeps the servers' logs (home/logs/rocketmqlogs) for a post-mortem.
+        if (ownHome && process.env.SLUICE_KEEP_ROCKETMQ_HOME !== '1') rmSync(home, { recursive: true, force: true });
         log('stopped');
       },
     };

@@ -415,5 +415,7 @@ describe('variants', () => {
   it('refuses bad context with a clear message', () => {
     expect(() => synthesize({ stage: 'Bad_Stage' }, { bundle: false })).toThrow(/context stage/);
     expect(() => synthesize({ dispatcherDrainSeconds: 600 }, { bundle: false })).toThrow(/dispatcherDrainSeconds/);
+    // Shorter than the proxy's long poll: a receive still in flight at exit would strand a message for 60 s.
+    expect(() => synthesize({ dispatcherDrainSeconds: 20 }, { bundle: false })).toThrow(/dispatcherDrainSeconds: between 30 .*got 20/);
   });
 });

@@ -40,7 +40,7 @@ describe('bounded drain', () => {
   });
 
   it('past the drain time, calls are cut and their messages handed back un-acked, attempt not counted', async () => {
-    const drain = createDrain({ clock: systemClock, drainMs: 200, graceMs: 1_000 });
+    const drain = createDrain({ clock: systemClock, drainMs: 200, graceMs: 1_000, handBackMs: 100 });
     const upstream = heldUpstream();
     const queue = new EmbeddedLiteQueue({ clock: systemClock, maxAttempts: 1 });
     await queue.send('t', 'x');
@@ -72,6 +72,17 @@ describe('bounded drain', () => {
     });
     expect(redelivered).toMatchObject({ body: 'x', attempt: 1 });
     await queue.close();
+  });
+
+  it('a handed-back message stays away until the process is surely gone', async () => {
+    const drain = createDrain({ clock: systemClock, drainMs: 10, graceMs: 300, exitMs: 700 });
+    const handler = drain.handler(async () => Consume.failure('cut'));
+    const message: LiteMessage = { messageId: 'm', liteTopic: 't', body: 'x', attempt: 1 };
+    expect(await handler(message)).toEqual(Consume.failure('cut'));
+    await drain.run(() => new Promise<void>(() => {}));
+    // Visible again only after grace + exit: no receive of this process can take it back.
+    expect(await handler(message)).toEqual(Consume.suspend(300 + 700 + 1_000));
+    expect(drain.exitMs).toBe(700);
   });
 
   it('a stop that hangs for good still ends after drain time plus grace', async () => {
