@@ -1,3 +1,4 @@
+import { DRAIN_EXIT_MS, DRAIN_GRACE_MS } from '../lib/dispatch/drain.ts';
 import { PROXY_LONG_POLL_MS } from './rocketmq/proxy-conf.ts';
 
 /**
@@ -266,9 +267,9 @@ export const ROCKETMQ = {
 
 /**
  * Of a dispatcher task's stop timeout, what is kept after the drain for cutting calls,
- * closing parts and exiting (lib/dispatch/drain.ts: grace 2 s + exit 2 s, and a margin).
+ * closing parts and exiting (lib/dispatch/drain.ts: grace + exit), and a second to spare.
  */
-export const DISPATCHER_EXIT_SECONDS = 5;
+export const DISPATCHER_EXIT_SECONDS = Math.ceil((DRAIN_GRACE_MS + DRAIN_EXIT_MS) / 1000) + 1;
 
 /**
  * The shortest stop timeout: the drain (stop timeout less the exit) outlasts the receives

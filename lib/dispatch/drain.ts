@@ -8,6 +8,10 @@ import { sleep, type Clock } from '../clock/clock.js';
 import { Consume, type MessageHandler } from '../queue/types.js';
 import type { UpstreamCall, UpstreamClient } from '../upstream/client.js';
 
+/** Defaults of `graceMs` and `exitMs`: with them, what a stop takes after the drain time (infra/config.ts sizes the task's stop timeout from it). */
+export const DRAIN_GRACE_MS = 2_000;
+export const DRAIN_EXIT_MS = 2_000;
+
 export interface DrainOptions {
   readonly clock: Clock;
   /** How long work in flight may run after the stop begins. */
@@ -50,8 +54,8 @@ export interface Drain {
 
 export function createDrain(options: DrainOptions): Drain {
   const { clock, drainMs } = options;
-  const graceMs = options.graceMs ?? 2_000;
-  const exitMs = options.exitMs ?? 2_000;
+  const graceMs = options.graceMs ?? DRAIN_GRACE_MS;
+  const exitMs = options.exitMs ?? DRAIN_EXIT_MS;
   const handBackMs = options.handBackMs ?? graceMs + exitMs + 1_000;
   const overdue = new AbortController();
   const withSignal = (call: UpstreamCall): UpstreamCall => ({

@@ -74,14 +74,14 @@ describe('dispatcher process: SIGTERM drains in bounded time', () => {
       redelivered.push((JSON.parse(m.body) as Envelope).id);
       return Consume.success;
     }, { concurrency: 4 });
-    const handedBackAt = Date.now();
+    const subscribedAt = Date.now();
     try {
       await until('the message to come back', () => redelivered.length > 0, 30_000);
     } catch (err) {
       console.log(`dispatcher log:\n${logs()}`);
       throw err;
     }
-    console.log(`handed-back message served again ${Date.now() - handedBackAt} ms after the dispatcher exited`);
+    console.log(`handed-back message served again ${Date.now() - subscribedAt} ms after the next consumer subscribed`);
     expect(redelivered[0]).toBe(envelope.id);
   }, 180_000);
 });
