@@ -43,7 +43,7 @@ const dispatching = startDispatching(parts, {
   concurrency: config.SLUICE_DISPATCH_CONCURRENCY,
   onEvent: (event) => {
     telemetry.onDispatch(event);
-    if (event.type !== 'congestion') aggregate.sink.onDispatch(event);
+    if ('envelope' in event) aggregate.sink.onDispatch(event);
   },
   options: { upstreamTimeoutMs: config.SLUICE_UPSTREAM_TIMEOUT_MS },
   wrap: drain.handler,

@@ -5,16 +5,7 @@
  * simulator; gauges are read when scraped.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
-
-/** vLLM's metric names (vllm/engine/metrics.py), shared with whatever reads them. */
-export const VLLM_METRICS = {
-  running: 'vllm:num_requests_running',
-  waiting: 'vllm:num_requests_waiting',
-  kvCacheUsage: 'vllm:gpu_cache_usage_perc',
-  promptTokens: 'vllm:prompt_tokens_total',
-  generationTokens: 'vllm:generation_tokens_total',
-  success: 'vllm:request_success_total',
-} as const;
+import { VLLM_METRICS } from '../../lib/upstream/engine-metrics.js';
 
 export interface VllmMetricsSource {
   readonly running: () => number;

@@ -61,7 +61,7 @@ export const gpuSimOptionsSchema = z.object({
   failureRate: z.number().min(0).max(1).default(0),
   failureStatus: faultStatus.default(500),
   /**
-   * KV-cache size in tokens, for `vllm:gpu_cache_usage_perc`: a running request holds
+   * KV-cache size in tokens, for `vllm:kv_cache_usage_perc`: a running request holds
    * its prompt and the tokens it will generate. Default: every slot at maxOutputTokens x 2.
    */
   kvCacheTokens: z.int().min(1).optional(),

@@ -30,6 +30,7 @@ import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
 import { createFlowControl, type FlowControl, type FlowControlOptions } from './flow/scheduler.js';
+import { createModelCapacity, type ModelCapacity } from './flow/saturation.js';
 
 export interface DispatcherOptions {
   /** Deliveries of one envelope before it fails for good. */
@@ -151,6 +152,25 @@ function createMessageBook<V>(clock: Clock, keepMs: number, timeOf: (v: V) => nu
   };
 }
 
+/** Slots read from the model servers' metrics where the policy asks; a failing read is logged once a minute per model. */
+function modelSlots(deps: Pick<DispatcherDeps, 'clock' | 'upstream' | 'log' | 'onEvent'>): ModelCapacity {
+  const warnedAt = new Map<string, number>();
+  return createModelCapacity({
+    clock: deps.clock,
+    scrape: (baseUrl, timeoutMs) => deps.upstream.metrics(baseUrl, timeoutMs),
+    onChange(model, slots, reason) {
+      deps.log.info({ model, slots, reason }, 'model slots set from its servers\' metrics');
+      deps.onEvent?.({ type: 'capacity', model, slots, reason });
+    },
+    onError(model, error) {
+      const now = deps.clock.now();
+      if (now - (warnedAt.get(model) ?? -Infinity) < 60_000) return;
+      warnedAt.set(model, now);
+      deps.log.warn({ model, err: String(error) }, 'model servers\' metrics unreadable; slots held at most at the declared ones');
+    },
+  });
+}
+
 export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const { clock, store, results, upstream, log } = deps;
   const maxAttempts = deps.options?.maxAttempts ?? 3;
@@ -174,9 +194,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     emit({ type: 'suspended', envelope, ms, cause, ...(heldMs !== undefined ? { heldMs } : {}) });
     return park(message.messageId, cause, Consume.suspend(ms));
   }
-  const flows =
-    deps.flows ??
-    createFlowControl({ clock, store, policy: deps.policy, newId: deps.newId, options: { ...deps.options?.flow, leaseMs, minSuspendMs } });
+  const flows = deps.flows ?? createFlowControl({ clock, store, policy: deps.policy, newId: deps.newId, slots: modelSlots(deps), options: { ...deps.options?.flow, leaseMs, minSuspendMs } });
 
   function pickUpstream(model: string, upstreams: readonly string[]): string {
     const n = roundRobin.get(model) ?? 0;

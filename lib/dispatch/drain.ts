@@ -88,6 +88,7 @@ export function createDrain(options: DrainOptions): Drain {
     upstream: (inner) => ({
       call: (call) => inner.call(withSignal(call)),
       stream: (call, onData) => inner.stream(withSignal(call), onData),
+      metrics: (baseUrl, timeoutMs) => inner.metrics(baseUrl, timeoutMs),
       close: () => inner.close(),
     }),
     async run(stop) {

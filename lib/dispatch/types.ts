@@ -1,4 +1,5 @@
 import type { Envelope } from '../envelope.js';
+import type { CapacityReason } from './flow/saturation.js';
 
 /** Where envelopes that failed for good or expired go, each with its reason. */
 export interface DeadLetterSink {
@@ -40,7 +41,9 @@ export type DispatchEvent =
   | { readonly type: 'failed'; readonly envelope: Envelope; readonly status: number; readonly reason: string }
   | { readonly type: 'expired'; readonly envelope: Envelope }
   /** Congestion control changed a model's pace multiplier. */
-  | { readonly type: 'congestion'; readonly model: string; readonly factor: number };
+  | { readonly type: 'congestion'; readonly model: string; readonly factor: number }
+  /** The model's slots changed, as its servers' metrics said (flow/saturation.ts). */
+  | { readonly type: 'capacity'; readonly model: string; readonly slots: number; readonly reason: CapacityReason };
 
 /** Why a delivery went back to its LiteTopic with a Suspend. */
 export type SuspendCause = 'pace' | 'capacity' | 'paused';

@@ -64,10 +64,34 @@ export const Tier = z
   .strict();
 export type Tier = z.infer<typeof Tier>;
 
+/**
+ * Slots taken from the model servers' own metrics (vLLM's Prometheus page) instead of
+ * trusted as declared: `slots` is where it starts and what it falls back to when the
+ * metrics cannot be read (lib/dispatch/flow/saturation.ts).
+ */
+export const Saturation = z
+  .object({
+    /** Fewest and most slots the servers' metrics may set; maxSlots unset: 4 x `slots`. */
+    minSlots: z.number().int().positive().default(1),
+    maxSlots: z.number().int().positive().optional(),
+    /** Requests waiting inside the servers past which they hold more than they run. */
+    queueDepthThreshold: z.number().int().min(0).default(0),
+    /** KV-cache use (0..1, the fullest server's) past which a server is near preempting. */
+    kvCacheThreshold: z.number().gt(0).max(1).default(0.8),
+    /** How often the metrics are read while the model has work. */
+    refreshMs: z.number().int().min(100).max(60_000).default(1_000),
+    /** After the slots went down, how long before one more is tried. */
+    probeAfterMs: z.number().int().min(0).max(600_000).default(10_000),
+  })
+  .strict();
+export type Saturation = z.infer<typeof Saturation>;
+
 export const Model = z
   .object({
     /** Concurrent generations the model's endpoints sustain together. */
     slots: z.number().int().positive(),
+    /** Take the slots from the servers' metrics, starting at `slots`. */
+    saturation: Saturation.optional(),
     /** OpenAI-compatible base URLs, e.g. http://gpu-1:8000/v1. */
     upstreams: z.array(z.string().url()).min(1),
     /** Name to send upstream when it differs from the public one. */
@@ -82,7 +106,11 @@ export const Model = z
     latencyTargetMs: z.number().int().positive().optional(),
     limits: Limits.optional(),
   })
-  .strict();
+  .strict()
+  .refine((m) => !m.saturation || (m.saturation.minSlots <= m.slots && m.slots <= (m.saturation.maxSlots ?? Infinity)), {
+    message: 'saturation needs minSlots <= slots <= maxSlots: slots is where the metrics start from',
+    path: ['saturation'],
+  });
 export type Model = z.infer<typeof Model>;
 
 /** A finished pause, ms since the epoch: queued work does not age while paused. */

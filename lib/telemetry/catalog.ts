@@ -40,7 +40,7 @@ export const GAUGES = {
   reservoir_depth: { help: 'Requests waiting in the LiteTopics of this tier, tenant and model.', labels: ['tier', 'tenant', 'model'] },
   gpu_slots_in_use: { help: 'GPU slots held by the tier on the model.', labels: ['model', 'tier'] },
   gpu_slots_reserved: { help: 'GPU slots reserved for the tier on the model (its share of the capacity).', labels: ['model', 'tier'] },
-  gpu_slots_capacity: { help: 'GPU slots of the model.', labels: ['model'] },
+  gpu_slots_capacity: { help: 'GPU slots of the model: the policy\'s, or as its servers\' metrics set them (saturation).', labels: ['model'] },
   pace_factor: { help: 'Congestion factor applied to the model\'s release pace (1 = full pace).', labels: ['model'] },
 } as const satisfies Record<string, { help: string; labels: readonly string[] }>;
 

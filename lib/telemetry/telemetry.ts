@@ -196,6 +196,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   const topics = new Map<string, TopicInfo>();
   const inFlight = new Map<string, InFlight>();
   const pace = new Map<string, number>();
+  /** Slots of models whose servers' metrics set them (lib/dispatch/flow/saturation.ts), as last reported. */
+  const slotsRead = new Map<string, number>();
   const burst: BurstBucket[] = [];
   const history: HistoryBucket[] = [];
   const warnings: WarningRecord[] = [];
@@ -358,12 +360,9 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   }
 
   function onDispatch(event: DispatchEvent) {
-    if (!('envelope' in event)) {
-      // Model-level events (congestion control's pace changes) carry no envelope.
-      const other = event as unknown as { model?: unknown; factor?: unknown };
-      if (typeof other.model === 'string' && typeof other.factor === 'number') recordPaceChange({ model: other.model, factor: other.factor });
-      return;
-    }
+    // Model-level events (pace changes, slots read from the servers) carry no envelope.
+    if (event.type === 'congestion') return recordPaceChange({ model: event.model, factor: event.factor });
+    if (event.type === 'capacity') return void slotsRead.set(event.model, event.slots);
     const envelope = event.envelope;
     for (const { stage, ms } of waitStages(event)) observe('wait', { stage, tier: envelope.tier, model: envelope.model }, ms);
     // Deliveries and slot waits only feed the wait split; what follows counts outcomes.
@@ -463,7 +462,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   }
 
   function gpuView(policy: Policy) {
-    return gpuRows(policy, slotsInUse(), pace);
+    return gpuRows(policy, slotsInUse(), pace, slotsRead);
   }
 
   function gauges(): GaugeSample[] {

@@ -6,6 +6,7 @@ import { Agent, request } from 'undici';
 import type { Operation } from '../envelope.js';
 import { UPSTREAM_PATHS, upstreamBody } from './request.js';
 import { sseData } from './sse.js';
+import { MAX_METRICS_BYTES, metricsUrl } from './engine-metrics.js';
 
 
 export interface UpstreamCall {
@@ -29,6 +30,8 @@ export interface UpstreamClient {
   call(call: UpstreamCall): Promise<UpstreamReply>;
   /** Streams: `onData` gets each SSE payload (`[DONE]` excluded) in order. */
   stream(call: UpstreamCall, onData: (data: string) => Promise<void>): Promise<UpstreamReply>;
+  /** The server's Prometheus page (engine-metrics.ts `metricsUrl`); rejects on a non-200 answer or past `maxBytes`. */
+  metrics(baseUrl: string, timeoutMs: number): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -84,6 +87,28 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
         await onData(data);
       }
       return { status: 200, json: undefined };
+    },
+    async metrics(baseUrl, timeoutMs) {
+      const res = await request(metricsUrl(baseUrl), {
+        dispatcher: agent,
+        headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const declared = Number(res.headers['content-length']);
+      if (res.statusCode !== 200 || declared > MAX_METRICS_BYTES) {
+        // dump() reads a little and closes the connection past that, so nothing large is read for nothing.
+        await res.body.dump().catch(() => {});
+        throw new Error(`${metricsUrl(baseUrl)} answered ${res.statusCode}${declared > MAX_METRICS_BYTES ? ` with ${declared} bytes` : ''}`);
+      }
+      let text = '';
+      const utf8 = new TextDecoder();
+      for await (const chunk of res.body) {
+        text += utf8.decode(chunk as Uint8Array, { stream: true });
+        // Leaving the loop destroys the body: the rest is never read.
+        if (text.length > MAX_METRICS_BYTES) break;
+      }
+      if (text.length > MAX_METRICS_BYTES) throw new Error(`${metricsUrl(baseUrl)} is larger than ${MAX_METRICS_BYTES} bytes`);
+      return text;
     },
     async close() {
       await agent.close();

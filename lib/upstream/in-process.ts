@@ -9,6 +9,7 @@ import type { Clock } from '../clock/clock.js';
 import type { UpstreamCall, UpstreamClient, UpstreamReply } from './client.js';
 import { UPSTREAM_PATHS, upstreamBody } from './request.js';
 import { sseData } from './sse.js';
+import { MAX_METRICS_BYTES, metricsUrl } from './engine-metrics.js';
 
 
 export type FetchFunction = (request: Request) => Response | Promise<Response>;
@@ -36,7 +37,7 @@ export function createInProcessUpstream(options: InProcessUpstreamOptions): Upst
   }
 
   /** Aborts the request on the deadline, on the caller's signal, or on close(). */
-  function deadline(call: UpstreamCall): { signal: AbortSignal; done: () => void } {
+  function deadline(call: { readonly timeoutMs: number; readonly signal?: AbortSignal }): { signal: AbortSignal; done: () => void } {
     const controller = new AbortController();
     open.add(controller);
     const onAbort = () => controller.abort(call.signal?.reason);
@@ -102,6 +103,19 @@ export function createInProcessUpstream(options: InProcessUpstreamOptions): Upst
           reader.releaseLock();
         }
         return { status: 200, json: undefined };
+      } finally {
+        d.done();
+      }
+    },
+    async metrics(baseUrl, timeoutMs) {
+      const url = new URL(metricsUrl(baseUrl));
+      const d = deadline({ timeoutMs });
+      try {
+        const res = await raceAbort(Promise.resolve(fetchFor(url)(new Request(url, { signal: d.signal }))), d.signal);
+        const text = await raceAbort(res.text(), d.signal);
+        if (res.status !== 200) throw new Error(`${url.href} answered ${res.status}`);
+        if (text.length > MAX_METRICS_BYTES) throw new Error(`${url.href} is larger than ${MAX_METRICS_BYTES} bytes`);
+        return text;
       } finally {
         d.done();
       }

@@ -34,7 +34,9 @@ export const HEADROOM = 1;
 export function modelGate(policy: Policy, model: string, slots: number): ModelGate {
   let byModel = cache.get(policy);
   if (!byModel) cache.set(policy, (byModel = new Map()));
-  let gate = byModel.get(model);
+  // Slots move under a saturation detector (saturation.ts): one gate per count seen.
+  const key = `${model}\n${slots}`;
+  let gate = byModel.get(key);
   if (gate) return gate;
   const tiers = Object.entries(policy.tiers);
   const open = gateFromShares(slots, Object.fromEntries(tiers.map(([name, t]) => [name, { share: t.share, lendable: 1 }])));
@@ -42,7 +44,7 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
   const shortCallMs = new Map(tiers.map(([name, t]) => [name, SHORT_CALL_SHARE_OF_WAIT * t.maxQueueWaitMs]));
   const maxWaitMs = new Map(tiers.map(([name, t]) => [name, t.maxQueueWaitMs]));
   gate = { open, weights, shortCallMs, maxWaitMs };
-  byModel.set(model, gate);
+  byModel.set(key, gate);
   return gate;
 }
 

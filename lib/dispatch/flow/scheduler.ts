@@ -22,13 +22,14 @@
  * before its deadline given the work ahead of it is answered at once.
  */
 import type { Clock } from '../../clock/clock.js';
-import type { Policy } from '../../policy/schema.js';
+import type { Model, Policy } from '../../policy/schema.js';
 import { own } from '../../policy/lookup.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
 import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
 import { createPaceHold } from './pace-hold.js';
+import type { SlotSource } from './saturation.js';
 import { ServiceTime } from './service-time.js';
 import { PRESSED_SHARE_OF_WAIT, tierOrder } from './tier-order.js';
 
@@ -60,6 +61,8 @@ export interface FlowControlDeps {
   readonly policy: () => Policy;
   readonly newId: () => string;
   readonly options: FlowControlOptions;
+  /** The model's slots now (saturation.ts); the policy's `slots` by default. */
+  readonly slots?: SlotSource;
 }
 
 export interface SlotAsk {
@@ -118,6 +121,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   const { leaseMs, minSuspendMs } = deps.options;
   const models = new Map<string, ModelFlows>();
   const speed = new ServiceTime();
+  const slotsOf = (model: string, declared: Model) => (deps.slots ? deps.slots.slots(model, declared) : declared.slots);
   let seq = 0;
   let total = 0;
   /** Per model and tier: when a request of it last asked here. A lender asked lately is active. */
@@ -246,7 +250,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       for (const name of waitingTiers) for (const w of [...m.tiers.get(name)!.waiters()]) settle(m, m.tiers.get(name)!, w, { kind: 'suspend', ms: holdMaxMs });
       return false;
     }
-    const gate = modelGate(policy, m.model, model.slots);
+    const gate = modelGate(policy, m.model, slotsOf(m.model, model));
     const at = clock.now();
     const pressed = (tier: string) => {
       const maxWait = gate.maxWaitMs.get(tier);
@@ -274,7 +278,10 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       }
       let used = 0;
       for (const n of Object.values(decision.inUse)) used += n;
-      if (used >= spec.capacity) return false;
+      if (used >= spec.capacity) {
+        deps.slots?.full?.(m.model);
+        return false;
+      }
     }
     return false;
   }
@@ -293,7 +300,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       lastAsked.set(`${ask.model}\n${ask.flow.tier}`, now);
       const policy = deps.policy();
       const model = own(policy.models, ask.model);
-      const gate = model ? modelGate(policy, ask.model, model.slots) : undefined;
+      const gate = model ? modelGate(policy, ask.model, slotsOf(ask.model, model)) : undefined;
       if (gate) {
         const ahead = workAheadMs(m, gate, ask.flow.tier, ask.deadline);
         if (ahead !== undefined && now + ahead > ask.deadline) return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createGpuSim } from '../../../functions/gpu-sim/app.js';
-import { VLLM_METRICS } from '../../../functions/gpu-sim/metrics.js';
+import { VLLM_METRICS } from '../../../lib/upstream/engine-metrics.js';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 
 const value = (text: string, name: string) => {

@@ -16,7 +16,12 @@ function heldUpstream() {
       call.signal?.addEventListener('abort', () => reject(call.signal!.reason), { once: true });
       void released.then(() => resolve({ status: 200, json: {} }));
     });
-  const client: UpstreamClient = { call: answer, stream: (call) => answer(call), close: async () => {} };
+  const client: UpstreamClient = {
+    call: answer,
+    stream: (call) => answer(call),
+    metrics: async () => '',
+    close: async () => {},
+  };
   return { client, calls, release };
 }
 

@@ -21,6 +21,7 @@ describe('dispatcher lookups', () => {
     const upstream: UpstreamClient = {
       call: async () => (upstreamCalls++, { status: 200, json: {} }),
       stream: async () => (upstreamCalls++, { status: 200, json: undefined }),
+      metrics: async () => '',
       close: async () => {},
     };
     const dispatch = createDispatcher({
@@ -57,6 +58,7 @@ describe('an envelope admitted under a policy the dispatcher has not loaded yet'
     const upstream: UpstreamClient = {
       call: async () => ({ status: 200, json: {} }),
       stream: async () => ({ status: 200, json: undefined }),
+      metrics: async () => '',
       close: async () => {},
     };
     const dispatch = createDispatcher({
