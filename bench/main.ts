@@ -23,12 +23,14 @@ import { retryLoopScenario } from './scenarios/retry-loop.js';
 import { scale, type ScalePoint } from './scenarios/scale.js';
 import { seed1Ratio } from './scenarios/seed1-ratio.js';
 import { seed2Burst } from './scenarios/seed2-burst.js';
+import { slotsFromMetrics } from './scenarios/slots-from-metrics.js';
 import type { Scenario, ScenarioContext, ScenarioOutput } from './scenarios/types.js';
 
 export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'seed1-ratio': seed1Ratio,
   'seed2-burst': seed2Burst,
   'mixed-overload': mixedOverload,
+  'slots-from-metrics': slotsFromMetrics,
   isolation: isolation as Scenario,
   scale,
   'retry-loop': retryLoopScenario,

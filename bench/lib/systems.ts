@@ -11,6 +11,7 @@
  * a refusal only if the event carries a retry behavior, and given up after the
  * OpenAI SDK's default timeout (then counted as refused, reason `client-timeout`).
  */
+import { own } from '../../lib/policy/lookup.js';
 import { keptAliveFailure } from './kept-alive.js';
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DispatchEvent } from '../../lib/dispatch/types.js';
@@ -29,7 +30,7 @@ import { isEventStream, readStreamAnswer } from './stream-answer.js';
 import { WaitTracker } from './wait-split.js';
 import { retryDelayMs, type TraceEvent } from './trace.js';
 import type { BaselineName } from './baselines.js';
-import { apiKey, gpuSimOptions, requestBody, worldPolicyInput, type World } from './world.js';
+import { apiKey, gpuSimOptions, LAB_MODEL, requestBody, worldPolicyInput, type World } from './world.js';
 
 export type SystemName = 'sluice' | BaselineName;
 
@@ -64,6 +65,8 @@ export interface SystemRun {
   readonly inFlightPerTopic?: number;
   /** Sluice on the embedded engine: LiteTopics the engine held at the end, and messages dead-lettered. */
   readonly queue?: { readonly liteTopics: number; readonly deadLettered: number; readonly delivered: number };
+  /** Sluice, a model whose slots come from its servers' metrics: each change (ms from the start). */
+  readonly slotsRead?: readonly { readonly t: number; readonly slots: number; readonly reason: string }[];
   /** Sluice with `world.dashboard`: each second (ms from the start), the account on top of the dashboard's burst view. */
   readonly topAccounts?: readonly { readonly t: number; readonly account: string | null }[];
 }
@@ -276,9 +279,11 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     } else early.set(id, o);
   };
   const waits = new WaitTracker();
+  const slotsRead: { t: number; slots: number; reason: string }[] = [];
   const onEvent = (event: DispatchEvent) => {
     const key = event.type === 'suspended' ? `suspended:${event.cause}` : event.type;
     dispatch[key] = (dispatch[key] ?? 0) + 1;
+    if (event.type === 'capacity') slotsRead.push({ t: clock.now() - start, slots: event.slots, reason: event.reason });
     waits.observe(event, clock.now());
     if ('envelope' in event) {
       const rec = byId.get(event.envelope.id);
@@ -431,5 +436,6 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     inFlightPerTopic: backend.inFlightPerTopic,
     ...(qs ? { queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered } } : {}),
     ...(telemetry ? { topAccounts } : {}),
+    ...(own(policy.models, LAB_MODEL)?.saturation ? { slotsRead } : {}),
   };
 }

@@ -32,8 +32,10 @@ export interface World {
   /** Booked bursts (lib/policy reservations), times in ms from the start of the run. */
   readonly reservations?: readonly { readonly id: string; readonly tenant: string; readonly fromMs: number; readonly toMs: number; readonly extra: { readonly rpm?: number; readonly tpm?: number; readonly reservoir?: number } }[];
   readonly modelLimits?: NonNullable<PolicyInput['models'][string]['limits']>;
-  /** The simulated GPU pool: Sluice's capacity gate gets the same slot count. */
+  /** The simulated GPU pool: Sluice's capacity gate gets the same slot count unless `model` says otherwise. */
   readonly gpu: GpuOptions & { readonly slots: number };
+  /** The model as the policy declares it, where it differs from the GPU: other slots, slots from its metrics. */
+  readonly model?: { readonly slots?: number; readonly saturation?: NonNullable<PolicyInput['models'][string]['saturation']> };
   /** How long a client waits for one HTTP answer before giving up; default the OpenAI SDK's (systems.ts CLIENT_TIMEOUT_MS). */
   readonly clientTimeoutMs?: number;
   /** Dispatcher workers (concurrent deliveries) for Sluice. */
@@ -69,7 +71,8 @@ export function worldPolicyInput(world: World, epoch = LAB_EPOCH): PolicyInput {
     defaults: world.defaults ?? defaultLimits,
     models: {
       [LAB_MODEL]: {
-        slots: world.gpu.slots,
+        slots: world.model?.slots ?? world.gpu.slots,
+        ...(world.model?.saturation ? { saturation: world.model.saturation } : {}),
         upstreams: [GPU_BASE_URL],
         defaultMaxTokens: 256,
         ...(world.modelLimits ? { limits: world.modelLimits } : {}),

@@ -80,8 +80,8 @@ export const Saturation = z
     kvCacheThreshold: z.number().gt(0).max(1).default(0.8),
     /** How often the metrics are read while the model has work. */
     refreshMs: z.number().int().min(100).max(60_000).default(1_000),
-    /** After the slots went down, how long before one more is tried. */
-    probeAfterMs: z.number().int().min(0).max(600_000).default(10_000),
+    /** After the slots went down, how long before one more is tried: each try past the servers' size queues one request there. */
+    probeAfterMs: z.number().int().min(0).max(600_000).default(30_000),
   })
   .strict();
 export type Saturation = z.infer<typeof Saturation>;

@@ -8,8 +8,10 @@
  * of work stays its own scheduler's: a server with requests waiting gets as many
  * slots as it was running (and at least one fewer than before: what waits there
  * may not be ours); one whose KV cache is nearly full one less than it runs; one that
- * had nothing waiting and room in its cache while the slots held work back here,
- * one more, probing up as TCP does, and not within `probeAfterMs` of a decrease.
+ * runs every slot it is given, with nothing waiting and room in its cache, while
+ * the slots hold work back here, one more: probing up as TCP does, and not within
+ * `probeAfterMs` of a decrease, since each probe past the servers' true size
+ * queues one request inside them until the next read.
  * Metrics that cannot be read bring the slots back to at most the declared ones.
  *
  * Read every `refreshMs` while the model has work (the scheduler asked for its
@@ -65,8 +67,9 @@ export function nextCapacity(
   // It holds more than it runs: what it runs at once is what it takes.
   if (load.waiting > s.queueDepthThreshold) return step(Math.min(state.slots - 1, load.running + s.queueDepthThreshold), 'engine-queue', at);
   if (load.kvCacheUsage >= s.kvCacheThreshold) return step(Math.min(state.slots, load.running) - 1, 'kv-cache', at);
-  // The slots held work back while the server had nothing waiting and room in its cache: try one more.
-  if (full && load.waiting === 0 && at - state.saturatedAt >= s.probeAfterMs) return step(state.slots + 1, 'probe');
+  // The slots held work back, and the servers run all of them with nothing waiting and room in the cache: try one more.
+  const held = full && load.running >= state.slots && load.waiting === 0;
+  if (held && at - state.saturatedAt >= s.probeAfterMs) return step(state.slots + 1, 'probe');
   return { state };
 }
 

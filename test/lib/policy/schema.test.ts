@@ -39,7 +39,7 @@ describe('policy schema', () => {
   it('takes slots from the servers\' metrics only between minSlots and maxSlots around the declared ones', () => {
     const p = basePolicy();
     p.models.m!.saturation = {};
-    expect(parsePolicy(p).models.m!.saturation).toEqual({ minSlots: 1, queueDepthThreshold: 0, kvCacheThreshold: 0.8, refreshMs: 1_000, probeAfterMs: 10_000 });
+    expect(parsePolicy(p).models.m!.saturation).toEqual({ minSlots: 1, queueDepthThreshold: 0, kvCacheThreshold: 0.8, refreshMs: 1_000, probeAfterMs: 30_000 });
     p.models.m!.saturation = { maxSlots: 4 };
     expect(() => parsePolicy(p)).toThrow(/models\.m\.saturation: saturation needs minSlots <= slots <= maxSlots/);
     p.models.m!.saturation = { refreshMs: 10 };
