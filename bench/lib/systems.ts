@@ -12,6 +12,7 @@
  * OpenAI SDK's default timeout (then counted as refused, reason `client-timeout`).
  */
 import { own } from '../../lib/policy/lookup.js';
+import { EligibleBusy } from './eligible-busy.js';
 import { keptAliveFailure } from './kept-alive.js';
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DispatchEvent } from '../../lib/dispatch/types.js';
@@ -65,6 +66,8 @@ export interface SystemRun {
   readonly inFlightPerTopic?: number;
   /** Sluice on the embedded engine: LiteTopics the engine held at the end, and messages dead-lettered. */
   readonly queue?: { readonly liteTopics: number; readonly deadLettered: number; readonly delivered: number };
+  /** Sluice: GPU busy slot-time over slot-time while requests waited for a slot (eligible-busy.ts), and how long they did. */
+  readonly gpuWhileSlotWaited?: { readonly utilization: number | null; readonly waitedMs: number };
   /** Sluice, a model whose slots come from its servers' metrics: each change (ms from the start). */
   readonly slotsRead?: readonly { readonly t: number; readonly slots: number; readonly reason: string }[];
   /** Sluice with `world.dashboard`: each second (ms from the start), the account on top of the dashboard's burst view. */
@@ -280,7 +283,9 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   };
   const waits = new WaitTracker();
   const slotsRead: { t: number; slots: number; reason: string }[] = [];
+  const eligible = new EligibleBusy(world.gpu.slots, () => busySlotMs(gpu.stats()), () => clock.now());
   const onEvent = (event: DispatchEvent) => {
+    eligible.observe(event);
     const key = event.type === 'suspended' ? `suspended:${event.cause}` : event.type;
     dispatch[key] = (dispatch[key] ?? 0) + 1;
     if (event.type === 'capacity') slotsRead.push({ t: clock.now() - start, slots: event.slots, reason: event.reason });
@@ -437,5 +442,6 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     ...(qs ? { queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered } } : {}),
     ...(telemetry ? { topAccounts } : {}),
     ...(own(policy.models, LAB_MODEL)?.saturation ? { slotsRead } : {}),
+    gpuWhileSlotWaited: { utilization: eligible.utilization(), waitedMs: Math.round(eligible.waitedMs()) },
   };
 }

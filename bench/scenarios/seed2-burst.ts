@@ -14,7 +14,7 @@
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { BASELINES, SYSTEM_LABELS, type BaselineName } from '../lib/baselines.js';
 import { compare, systemReport, tierMaxWait, type SystemReport } from '../lib/compare.js';
-import { runSluice } from '../lib/systems.js';
+import { runSluice, type SystemRun } from '../lib/systems.js';
 import { isOk, round, type Attempt } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
 import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
@@ -193,15 +193,30 @@ export const seed2Burst: Scenario = {
       bookedGpuRefused: k.gpuRefused,
       bookedBatchDoneAtMs: k.batchDoneAtMs,
       bookedDeliveriesPerCompleted: k.deliveriesPerCompleted,
+      // Utilization only while some request was paced and still had no slot: the issue's "whenever eligible work waits".
+      sluiceGpuBusyWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.utilization ?? null,
+      sluiceSlotWaitedMs: c.runs.sluice.gpuWhileSlotWaited?.waitedMs ?? 0,
+      bookedGpuBusyWhileSlotWaited: bookedRun.gpuWhileSlotWaited?.utilization ?? null,
       ...feltHeadline(c),
     };
     const seedTable: Table = {
       title: "the second seed's figures, Sluice against the best baseline",
       columns: ['', 'Sluice (defaults)', 'Sluice (burst booked)', ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'best baseline', 'Sluice vs best', 'seed'],
-      rows: rows.map(([, label, key, better, format, seed]) => {
-        const v = versus(key, better);
-        return [label, format(v.sluice), format(k[key]), ...BASELINES.map((b) => format(v.baselines[b])), v.bestIs, v.verdict, seed];
-      }),
+      rows: [
+        ...rows.map(([, label, key, better, format, seed]) => {
+          const v = versus(key, better);
+          return [label, format(v.sluice), format(k[key]), ...BASELINES.map((b) => format(v.baselines[b])), v.bestIs, v.verdict, seed];
+        }),
+        [
+          'GPU utilization while requests waited for a slot (Sluice only: the baselines have no slots)',
+          busyText(c.runs.sluice.gpuWhileSlotWaited),
+          busyText(bookedRun.gpuWhileSlotWaited),
+          ...BASELINES.map(() => '-'),
+          '-',
+          '-',
+          '',
+        ],
+      ],
     };
     return {
       scenario: 'seed2-burst',
@@ -224,3 +239,5 @@ export const seed2Burst: Scenario = {
 };
 
 const msText = (x: number) => `${x} ms`;
+const busyText = (b: SystemRun['gpuWhileSlotWaited']) =>
+  b?.utilization === null || b === undefined ? 'no request waited' : `${pct(b.utilization)} over ${Math.round(b.waitedMs / 1000)} s`;

@@ -64,7 +64,7 @@ describe('command line', () => {
   it('parses scenarios and flags, and refuses what it cannot do', () => {
     expect(parseArgs(['seed1-ratio'])).toMatchObject({ scenario: 'seed1-ratio', engine: 'embedded', out: 'bench/out', seed: 1, size: 'full' });
     expect(parseArgs(['scale', '--seed', '9', '--out=/tmp/x', '--counts', '10,20'])).toMatchObject({ seed: 9, out: '/tmp/x', flags: { counts: '10,20' } });
-    expect(Object.keys(SCENARIOS).sort()).toEqual(['isolation', 'mixed-overload', 'replay', 'retry-loop', 'scale', 'seed1-ratio', 'seed2-burst']);
+    expect(Object.keys(SCENARIOS).sort()).toEqual(['isolation', 'mixed-overload', 'replay', 'retry-loop', 'scale', 'seed1-ratio', 'seed2-burst', 'slots-from-metrics']);
     expect(() => parseArgs([])).toThrow(/usage/);
     expect(() => parseArgs(['nope'])).toThrow(/unknown scenario/);
     expect(() => parseArgs(['seed1-ratio', '--engine', 'cloud'])).toThrow(/--engine/);

@@ -8,11 +8,11 @@ describe('slots-from-metrics (seed2-burst, small: 8 GPU slots declared as 4 and 
     console.log(`slots-from-metrics small: ${JSON.stringify(out.headline)}`);
     // Half the slots trusted: the GPU idles while the burst waits. Read from the metrics: as busy as declared right.
     expect(h.halfGpuUtilizationDuringBurst).toBeLessThan(0.6);
-    expect(h.halfMetricsGpuUtilizationDuringBurst).toBeGreaterThanOrEqual(0.97 * h.rightGpuUtilizationDuringBurst);
+    expect(h.halfMetricsGpuUtilizationDuringBurst).toBeGreaterThanOrEqual(0.97 * h.rightGpuUtilizationDuringBurst!);
     expect(h.halfMetricsSlotsMaxInBurst).toBeGreaterThanOrEqual(8);
     // Twice the slots trusted: most of the burst queues inside the GPU, out of Sluice's order.
     // Read from the metrics: only the probes past the GPU's size wait there, one at a time.
-    expect(h.doubleQueuedInsideGpu).toBeGreaterThan(10 * h.doubleMetricsQueuedInsideGpu);
+    expect(h.doubleQueuedInsideGpu).toBeGreaterThan(10 * h.doubleMetricsQueuedInsideGpu!);
     expect(h.doubleMetricsGpuPeakQueue).toBeLessThanOrEqual(1);
     expect(h.doubleMetricsSlotsMaxInBurst).toBeLessThanOrEqual(9);
     for (const key of ['right', 'rightMetrics', 'halfMetrics', 'doubleMetrics']) {

@@ -7,8 +7,13 @@
  * coming) keeps `HEADROOM` of its idle slots back from calls expected to hold a
  * slot longer than a tenth of its maximum queue wait (the token estimate times
  * the model's observed speed), so its next request finds a slot at once instead
- * of waiting for a long borrowed call to end. Short calls, and every call while
- * the lender is quiet, may take everything.
+ * of waiting for a long borrowed call to end. Short calls, every call while the
+ * lender is quiet, and every call while `RELEASES_NEAR` calls in flight are expected
+ * to end within that tenth anyway (the lender's next request takes the first of
+ * those slots, since releases go to the heavier tier first; the second covers an
+ * estimate that was short, or a second request), may take everything. On a few
+ * slots with long calls the headroom is what keeps realtime's wait short; on many,
+ * releases are always near and the headroom would only idle a slot.
  */
 import { gateFromShares, type GateSpec } from '../../limits/capacity-gate.js';
 import type { Policy } from '../../policy/schema.js';
@@ -30,6 +35,8 @@ const cache = new WeakMap<Policy, Map<string, ModelGate>>();
 const SHORT_CALL_SHARE_OF_WAIT = 0.1;
 /** Idle reserved slots an active lender keeps back from long borrowed calls. */
 export const HEADROOM = 1;
+/** Calls in flight that must be near their end for the headroom to be lent too (the scheduler counts them). */
+export const RELEASES_NEAR = 2;
 
 export function modelGate(policy: Policy, model: string, slots: number): ModelGate {
   let byModel = cache.get(policy);
@@ -59,12 +66,15 @@ export function borrowSpec(
   callMs: number | undefined,
   active: (tier: string) => boolean,
   inUse: Readonly<Record<string, number>>,
+  /** Expected time until `RELEASES_NEAR` calls in flight have ended (Infinity: fewer in flight, or not known). */
+  releasesWithinMs = Infinity,
 ): GateSpec {
   if (callMs === undefined) return gate.open;
   let changed = false;
   const tiers: Record<string, { reserved: number; lendable: number }> = {};
   for (const [name, share] of Object.entries(gate.open.tiers)) {
-    const keep = name !== tier && active(name) && callMs > (gate.shortCallMs.get(name) ?? Infinity);
+    const shortMs = gate.shortCallMs.get(name) ?? Infinity;
+    const keep = name !== tier && active(name) && callMs > shortMs && releasesWithinMs > shortMs;
     // The gate lends min(idle reserved, lendable): this leaves HEADROOM of the idle ones (as last seen) unlent.
     const used = Object.hasOwn(inUse, name) ? inUse[name]! : 0;
     tiers[name] = keep ? { reserved: share.reserved, lendable: Math.max(0, share.reserved - used - HEADROOM) } : share;

@@ -27,7 +27,7 @@ import { own } from '../../policy/lookup.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
-import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
+import { asBorrower, borrowSpec, modelGate, RELEASES_NEAR, type ModelGate } from './gate-spec.js';
 import { createPaceHold } from './pace-hold.js';
 import type { SlotSource } from './saturation.js';
 import { ServiceTime } from './service-time.js';
@@ -108,7 +108,21 @@ interface ModelFlows {
   again: boolean;
   /** Slots in use per tier across all dispatchers, as the gate last said. */
   inUse: Readonly<Record<string, number>>;
+  /** This dispatcher's calls in flight: when each is expected to end (Infinity: speed not known yet). */
+  calls: Map<string, number>;
   cancelKeepalive: (() => void) | undefined;
+}
+
+/** The n-th earliest of `times` (Infinity when there are fewer): n is small, so one pass keeping the n least. */
+export function nthEnd(times: Iterable<number>, n: number): number {
+  const least: number[] = [];
+  for (const t of times) {
+    if (least.length === n && t >= least[n - 1]!) continue;
+    least.push(t);
+    least.sort((a, b) => a - b);
+    if (least.length > n) least.pop();
+  }
+  return least.length === n ? least[n - 1]! : Infinity;
 }
 
 export function createFlowControl(deps: FlowControlDeps): FlowControl {
@@ -139,7 +153,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   function flowsOf(model: string): ModelFlows {
     let m = models.get(model);
     if (m) return m;
-    m = { model, key: slotGateKey(model), tiers: new Map(), size: 0, pumping: false, again: false, inUse: {}, cancelKeepalive: undefined };
+    m = { model, key: slotGateKey(model), tiers: new Map(), size: 0, pumping: false, again: false, inUse: {}, calls: new Map(), cancelKeepalive: undefined };
     models.set(model, m);
     const flows = m;
     // One watch per model for the life of the process: models are few, named by the policy.
@@ -202,12 +216,14 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
 
   function grantFor(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, leaseId: string): Grant {
     const startedAt = clock.now();
+    m.calls.set(leaseId, startedAt + (speed.estimateMs(m.model, w.estimate) ?? Infinity));
     let released = false;
     return {
       leaseId,
       async release(usedTokens) {
         if (released) return;
         released = true;
+        m.calls.delete(leaseId);
         const used = usedTokens ?? w.estimate;
         speed.observe(m.model, clock.now() - startedAt, used);
         q.correct(w.key, used - w.estimate);
@@ -265,7 +281,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (!w) continue;
       const now = clock.now();
       const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;
-      const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse);
+      const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse, nthEnd(m.calls.values(), RELEASES_NEAR) - now);
       const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
       const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1 });

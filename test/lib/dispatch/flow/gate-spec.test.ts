@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { asBorrower, borrowSpec, modelGate } from '../../../../lib/dispatch/flow/gate-spec.js';
+import { asBorrower, borrowSpec, modelGate, RELEASES_NEAR } from '../../../../lib/dispatch/flow/gate-spec.js';
+import { nthEnd } from '../../../../lib/dispatch/flow/scheduler.js';
 import { mayTakeSlot } from '../../../../lib/limits/capacity-gate.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { basePolicy } from '../../policy/fixtures.js';
@@ -25,6 +26,25 @@ describe('borrowSpec: lend everything, but never trap an active lender behind lo
     // Offline may wait an hour: a 5 s call is short for it, its idle slot is lent. A 10 min one is not.
     expect(fill(borrowSpec(gate, 'batch', 5_000, () => true, {}), {})).toEqual({ batch: 7 });
     expect(fill(borrowSpec(gate, 'batch', 600_000, () => true, {}), {})).toEqual({ batch: 6 });
+  });
+});
+
+describe('borrowSpec: the headroom is lent too while releases are near anyway', () => {
+  const active = (tier: string) => tier === 'realtime';
+  it('lends the last idle slot when two calls in flight end within the lender\'s short-call time, not when they do not', () => {
+    // realtime: maximum wait 10 s, so 1 s is its short-call time.
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 900), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_000), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_001), { realtime: 1 })).toEqual({ realtime: 1, batch: 6 });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, Infinity), { realtime: 1 })).toEqual({ realtime: 1, batch: 6 });
+  });
+
+  it('counts the calls in flight by when they are expected to end', () => {
+    expect(nthEnd([5, 1, 9, 3], RELEASES_NEAR)).toBe(3);
+    expect(nthEnd([5, 1, 9, 3], 1)).toBe(1);
+    expect(nthEnd([7], RELEASES_NEAR)).toBe(Infinity);
+    expect(nthEnd([], 1)).toBe(Infinity);
+    expect(nthEnd([2, Infinity, 4], 3)).toBe(Infinity);
   });
 });
 
