@@ -44,6 +44,19 @@ function burstMean(values: readonly number[], t: readonly number[], fromMs: numb
   return picked.length ? round(picked.reduce((a, b) => a + b, 0) / picked.length, 3) : 0;
 }
 
+const declaredSlots = (v: Variant, gpuSlots: number) => Math.max(1, Math.round(v.declared * gpuSlots));
+
+/** `--variants halfMetrics,doubleMetrics`: only those runs (on the real engine each takes the trace's length); all by default. */
+function chooseVariants(flag: string | undefined): readonly Variant[] {
+  if (flag === undefined) return VARIANTS;
+  const byKey = new Map(VARIANTS.map((v) => [v.key, v]));
+  return flag.split(',').map((key) => {
+    const v = byKey.get(key.trim());
+    if (!v) throw new Error(`--variants takes ${VARIANTS.map((x) => x.key).join(', ')}; got ${key}`);
+    return v;
+  });
+}
+
 export const slotsFromMetrics: Scenario = {
   name: 'slots-from-metrics',
   description: 'seed2-burst on a model declared with half and twice the GPU\'s slots: trusted vs read from the GPU\'s vLLM metrics',
@@ -54,14 +67,17 @@ export const slotsFromMetrics: Scenario = {
     const engine = ctx.engine ?? embeddedEngine;
     const burst = { from: p.burstStartMs, to: p.burstStartMs + p.burstMs };
     const runs: { variant: Variant | undefined; run: SystemRun }[] = [];
-    for (const v of VARIANTS) {
-      const slots = Math.max(1, Math.round(v.declared * p.gpuSlots));
+    const chosen = chooseVariants(ctx.flags.variants);
+    for (const v of chosen) {
+      const slots = declaredSlots(v, p.gpuSlots);
       const world: World = { ...base, model: { slots, ...(v.fromMetrics ? { saturation: {} } : {}) } };
       ctx.log(`slots-from-metrics: ${v.label} (${slots} declared, the GPU has ${p.gpuSlots})`);
       runs.push({ variant: v, run: await runSluice(world, { engine, progress: ctx.log }) });
     }
-    ctx.log('slots-from-metrics: the hard-limiter baseline (no slots of its own; the GPU queues what it admits)');
-    runs.push({ variant: undefined, run: await runBaseline(base, 'fcfs', { engine, progress: ctx.log }) });
+    if (ctx.flags.variants === undefined) {
+      ctx.log('slots-from-metrics: the hard-limiter baseline (no slots of its own; the GPU queues what it admits)');
+      runs.push({ variant: undefined, run: await runBaseline(base, 'fcfs', { engine, progress: ctx.log }) });
+    }
     const tiers = ['realtime', 'batch'];
     const endMs = Math.max(...runs.map((r) => r.run.endMs));
     const maxWait = tierMaxWait(worldPolicy(base));
@@ -90,19 +106,19 @@ export const slotsFromMetrics: Scenario = {
     const byKey = new Map<string, Figures>();
     for (const { variant, run } of runs) byKey.set(variant?.key ?? 'hardLimiter', figures(run, systemReport(run, tiers, endMs, p.gpuSlots, maxWait)));
     const f = (key: string) => byKey.get(key)!;
+    const shown = [...chosen, ...(byKey.has('hardLimiter') ? [undefined] : [])];
     const headline: Record<string, number | string | null> = { requests: base.trace.length, gpuSlots: p.gpuSlots };
     for (const [key, figs] of byKey) {
       for (const [name, value] of Object.entries(figs)) headline[`${key}${name[0]!.toUpperCase()}${name.slice(1)}`] = value;
     }
     const slotsText = (x: Figures) => (x.slotsMinInBurst === null ? '-' : x.slotsMinInBurst === x.slotsMaxInBurst ? String(x.slotsMinInBurst) : `${x.slotsMinInBurst}-${x.slotsMaxInBurst}`);
-    const columns = [...VARIANTS.map((v) => v.label), 'hard limiter + GPU queue (fcfs)'];
-    const keys = [...VARIANTS.map((v) => v.key), 'hardLimiter'];
-    const row = (label: string, format: (x: Figures) => string) => [label, ...keys.map((k) => format(f(k)))];
+    const columns = shown.map((v) => v?.label ?? 'hard limiter + GPU queue (fcfs)');
+    const row = (label: string, format: (x: Figures, v: Variant | undefined) => string) => [label, ...shown.map((v) => format(f(v?.key ?? 'hardLimiter'), v))];
     const table: Table = {
       title: `declared slots against the GPU's ${p.gpuSlots}: trusted, or read from its metrics`,
       columns: ['', ...columns],
       rows: [
-        row('declared slots', (x) => (x === f('hardLimiter') ? '-' : String(Math.max(1, Math.round((VARIANTS.find((v) => f(v.key) === x)?.declared ?? 1) * p.gpuSlots))))),
+        row('declared slots', (_, v) => (v ? String(declaredSlots(v, p.gpuSlots)) : '-')),
         row('slots in force during the burst', slotsText),
         row('slot changes', (x) => String(x.slotChanges)),
         row('realtime success', (x) => pct(x.realtimeSuccess)),
@@ -124,7 +140,7 @@ export const slotsFromMetrics: Scenario = {
       params: {
         ...p,
         gpu: base.gpu,
-        declared: Object.fromEntries(VARIANTS.map((v) => [v.key, Math.max(1, Math.round(v.declared * p.gpuSlots))])),
+        declared: Object.fromEntries(chosen.map((v) => [v.key, declaredSlots(v, p.gpuSlots)])),
         saturation: { ...Saturation.parse({}), maxSlots: '4 x declared' },
         baseline: 'fcfs: the hard limiter in front of an engine queue like vLLM\'s default (bench/lib/baselines.ts)',
       },

@@ -90,7 +90,15 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     if (options.cdkOut) log(`GPU ports from ${options.cdkOut}'s seeded policy: ${JSON.stringify(seeded)}`);
     const gpuPort = seeded['sim-llm'] ?? (await freePort());
     const gpu = createGpuSim({ clock: systemClock, models: ['sim-llm'], slots: 8, baseTokenMs: 15 });
-    const gpuServer = serve({ fetch: gpu.app.fetch, hostname: '127.0.0.1', port: gpuPort });
+    let gpuMetricsReads = 0;
+    const gpuServer = serve({
+      fetch: (req) => {
+        if (new URL(req.url).pathname === '/metrics') gpuMetricsReads++;
+        return gpu.app.fetch(req);
+      },
+      hostname: '127.0.0.1',
+      port: gpuPort,
+    });
     stops.push(async () => {
       gpu.close();
       await new Promise((r) => gpuServer.close(r));
@@ -412,6 +420,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       putParameter: async (name, value) => void (await ssm.send(new PutParameterCommand({ Name: `${policyPath}/${name}`, Value: value, Type: 'String', Overwrite: true }))),
       getParameter: async (name) => (await ssm.send(new GetParameterCommand({ Name: `${policyPath}/${name}` }))).Parameter!.Value!,
       refreshMs: 30_000,
+      metricsReads: () => gpuMetricsReads,
     });
     for (const c of result.checks) check(c.name, c.ok, c.detail);
     check('edge started', front.initErrors.length === 0, front.initErrors.length ? front.initErrors.join('; ').slice(0, 500) : `${front.environments()} execution environment(s), no init error`);

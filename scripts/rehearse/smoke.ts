@@ -20,6 +20,8 @@ export interface SmokeOptions {
   getParameter(name: string): Promise<string>;
   /** How soon a changed policy must show (the edge's SSM refresh interval). */
   readonly refreshMs: number;
+  /** How many times the model's GPU has served its metrics page (GET /metrics) so far. */
+  metricsReads(): number;
 }
 
 export interface SmokeResult {
@@ -33,6 +35,11 @@ export async function smoke(o: SmokeOptions): Promise<SmokeResult> {
   const hash = createHash('sha256').update(key).digest('hex');
   await o.putParameter('tenants', JSON.stringify({ acme: {} }));
   await o.putParameter('accounts', JSON.stringify({ 'acme-app': { tenant: 'acme', tier: 'realtime', keyHashes: [hash] } }));
+  // The model's slots taken from its GPU's metrics from now on (README, "Slots from the servers' metrics").
+  const readsBefore = o.metricsReads();
+  const models = JSON.parse(await o.getParameter('models')) as Record<string, Record<string, unknown>>;
+  if (Object.hasOwn(models, o.model)) models[o.model]!.saturation = {};
+  await o.putParameter('models', JSON.stringify(models));
   // The edge and the dispatchers re-read the policy within the refresh interval; a request sent
   // sooner may reach a dispatcher that does not know the account yet (it answers 404), as in AWS.
   o.log(`account added; waiting the policy refresh interval (${o.refreshMs / 1000} s) as infra/README.md tells a user to`);
@@ -121,6 +128,9 @@ export async function smoke(o: SmokeOptions): Promise<SmokeResult> {
     }
     check('put-parameter shows in x-ratelimit-limit-requests', shown === String(rpm) && waited <= o.refreshMs + 2_000,
       `defaults.accountModel.rpm -> ${rpm}: header ${shown} after ${(waited / 1000).toFixed(1)} s (refresh interval ${o.refreshMs / 1000} s)`);
+    const readsAfter = o.metricsReads();
+    check(`the dispatcher reads the ${o.model} GPU's metrics once the policy sets its saturation`, readsBefore === 0 && readsAfter > 0,
+      `GET /metrics answered by the GPU: ${readsBefore} before models.${o.model}.saturation was put, ${readsAfter} since`);
   } catch (err) {
     check('smoke requests', false, err instanceof Error ? err.message : String(err));
   }

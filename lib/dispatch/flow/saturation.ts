@@ -18,9 +18,8 @@
  * slots since the last read), on a timer rather than when asked: the scheduler asks
  * most right after a call ends, when the server has just moved a waiting request
  * into the freed slot, and reads taken then would never see it queue. An idle model
- * costs its servers nothing. Every dispatcher
- * reads for itself; they read the same servers, so they agree on the budget they
- * share in the store.
+ * costs its servers nothing. Every dispatcher reads for itself; they read the same
+ * servers, so they agree on the budget they share in the store.
  */
 import type { Clock } from '../../clock/clock.js';
 import type { Model, Saturation } from '../../policy/schema.js';
