@@ -123,7 +123,8 @@ function peakAdmittedPerSec(attempts: readonly Attempt[]): number {
   return Math.max(0, ...perSec.values());
 }
 
-function burstUtilization(r: SystemReport, fromMs: number, toMs: number): number {
+/** Mean GPU utilization over the chart's buckets within [fromMs, toMs). */
+export function burstUtilization(r: SystemReport, fromMs: number, toMs: number): number {
   const s = r.series;
   const picked = s.gpuUtilization.filter((_, i) => s.t[i]! >= fromMs && s.t[i]! < toMs);
   return picked.length ? round(picked.reduce((a, b) => a + b, 0) / picked.length, 3) : 0;

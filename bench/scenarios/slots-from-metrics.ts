@@ -19,7 +19,7 @@ import { isOk, round } from '../lib/recorder.js';
 import { runSluice, type SystemRun } from '../lib/systems.js';
 import { ms, pct } from '../lib/versus.js';
 import { withEngineFlags, worldPolicy, type World } from '../lib/world.js';
-import { seed2Full, seed2Small, seed2World } from './seed2-burst.js';
+import { burstUtilization, seed2Full, seed2Small, seed2World } from './seed2-burst.js';
 import type { Scenario, ScenarioContext, Table } from './types.js';
 
 interface Variant {
@@ -38,11 +38,6 @@ const VARIANTS: readonly Variant[] = [
   { key: 'double', label: 'declared double, trusted', declared: 2, fromMetrics: false },
   { key: 'doubleMetrics', label: 'declared double, read from metrics', declared: 2, fromMetrics: true },
 ];
-
-function burstMean(values: readonly number[], t: readonly number[], fromMs: number, toMs: number): number {
-  const picked = values.filter((_, i) => t[i]! >= fromMs && t[i]! < toMs);
-  return picked.length ? round(picked.reduce((a, b) => a + b, 0) / picked.length, 3) : 0;
-}
 
 const declaredSlots = (v: Variant, gpuSlots: number) => Math.max(1, Math.round(v.declared * gpuSlots));
 
@@ -91,7 +86,7 @@ export const slotsFromMetrics: Scenario = {
         realtimeLatencyP99Ms: r.tiers.realtime!.latencyMs.p99,
         batchAbsorbed: batch.length ? round(batch.filter((a) => a.status !== undefined && isOk(a.status)).length / batch.length, 4) : 1,
         batchDoneAtMs: Math.round(Math.max(0, ...batch.map((a) => (a.answeredAt ?? run.recorder.start) - run.recorder.start))),
-        gpuUtilizationDuringBurst: burstMean(r.series.gpuUtilization, r.series.t, burst.from, burst.to),
+        gpuUtilizationDuringBurst: burstUtilization(r, burst.from, burst.to),
         gpuBusyWhileSlotWaited: run.gpuWhileSlotWaited?.utilization ?? null,
         queuedInsideGpu: r.gpu.queuedAtGpu,
         gpuPeakQueue: r.gpu.peakQueue,

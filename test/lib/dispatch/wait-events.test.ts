@@ -3,15 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { createGpuSim } from '../../../functions/gpu-sim/app.js';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
-import { createDispatcher, type DispatcherOptions } from '../../../lib/dispatch/dispatcher.js';
+import type { DispatcherOptions } from '../../../lib/dispatch/dispatcher.js';
 import type { DispatchEvent } from '../../../lib/dispatch/types.js';
 import { encodeEnvelope, type Envelope } from '../../../lib/envelope.js';
 import { parsePolicy } from '../../../lib/policy/schema.js';
-import { createEmbeddedResults } from '../../../lib/results/embedded.js';
-import { createEmbeddedStore } from '../../../lib/store/embedded.js';
-import { silentLogger } from '../../../lib/telemetry/log.js';
-import { createInProcessUpstream } from '../../../lib/upstream/in-process.js';
 import { basePolicy } from '../policy/fixtures.js';
+import { dispatcherOnSim } from './on-sim.js';
 
 function world(edit: (p: ReturnType<typeof basePolicy>) => void = () => {}, options?: DispatcherOptions) {
   const clock = new VirtualClock(1_000_000);
@@ -22,19 +19,7 @@ function world(edit: (p: ReturnType<typeof basePolicy>) => void = () => {}, opti
   const policy = parsePolicy(raw);
   // 20 output tokens at 10 ms each: a call holds its slot about 200 ms.
   const gpu = createGpuSim({ clock, models: ['m'], slots: 1, baseTokenMs: 10, minOutputTokens: 20, maxOutputTokens: 20 });
-  const events: DispatchEvent[] = [];
-  let n = 0;
-  const dispatch = createDispatcher({
-    clock,
-    store: createEmbeddedStore(clock),
-    results: createEmbeddedResults({ clock }),
-    upstream: createInProcessUpstream({ fetch: gpu.app.fetch, clock }),
-    policy: () => policy,
-    log: silentLogger,
-    newId: () => `lease-${n++}`,
-    onEvent: (e: DispatchEvent) => events.push(e),
-    ...(options ? { options } : {}),
-  });
+  const { dispatch, events } = dispatcherOnSim({ clock, gpu, policy, ...(options ? { options } : {}) });
   const of = <T extends DispatchEvent['type']>(type: T, id: string) =>
     events.filter((e): e is Extract<DispatchEvent, { type: T }> => e.type === type && 'envelope' in e && e.envelope.id === id);
   return { clock, gpu, events, dispatch, of };

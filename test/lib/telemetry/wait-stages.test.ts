@@ -3,17 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import { createGpuSim } from '../../../functions/gpu-sim/app.js';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
-import { createDispatcher } from '../../../lib/dispatch/dispatcher.js';
-import type { DispatchEvent } from '../../../lib/dispatch/types.js';
 import { encodeEnvelope } from '../../../lib/envelope.js';
-import { createEmbeddedResults } from '../../../lib/results/embedded.js';
-import { createEmbeddedStore } from '../../../lib/store/embedded.js';
 import { silentLogger } from '../../../lib/telemetry/log.js';
 import { createPrometheusSink } from '../../../lib/telemetry/prometheus.js';
 import { createTelemetry } from '../../../lib/telemetry/telemetry.js';
 import { waitStages } from '../../../lib/telemetry/wait-stages.js';
-import { createInProcessUpstream } from '../../../lib/upstream/in-process.js';
 import { parsePolicy } from '../../../lib/policy/schema.js';
+import { dispatcherOnSim } from '../dispatch/on-sim.js';
 import { envelope, policyWith, recordingSink } from './helpers.js';
 
 describe('wait stages', () => {
@@ -64,21 +60,7 @@ describe('wait stages', () => {
     const telemetry = createTelemetry({ clock, log: silentLogger, policy: () => policy, sinks: [prometheus] });
     // 60 tokens at 50 ms: a's call outlasts b's pace wait, so b then waits for the slot.
     const gpu = createGpuSim({ clock, models: ['m'], slots: 1, baseTokenMs: 50, minOutputTokens: 60, maxOutputTokens: 60 });
-    const events: DispatchEvent[] = [];
-    let n = 0;
-    const dispatch = createDispatcher({
-      clock,
-      store: createEmbeddedStore(clock),
-      results: createEmbeddedResults({ clock }),
-      upstream: createInProcessUpstream({ fetch: gpu.app.fetch, clock }),
-      policy: () => policy,
-      log: silentLogger,
-      newId: () => `lease-${n++}`,
-      onEvent: (e) => {
-        events.push(e);
-        telemetry.onDispatch(e);
-      },
-    });
+    const { dispatch, events } = dispatcherOnSim({ clock, gpu, policy, onEvent: (e) => telemetry.onDispatch(e) });
     const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
     const a = { ...envelope('t0', 'realtime', clock.now()), body };
     const b = { ...envelope('t0', 'realtime', clock.now()), body };

@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createGpuSim } from '../../../../functions/gpu-sim/app.js';
 import { VirtualClock } from '../../../../lib/clock/virtual-clock.js';
-import { createDispatcher } from '../../../../lib/dispatch/dispatcher.js';
 import { createModelCapacity, nextCapacity, type CapacityState } from '../../../../lib/dispatch/flow/saturation.js';
-import type { DispatchEvent } from '../../../../lib/dispatch/types.js';
 import { encodeEnvelope, type Envelope } from '../../../../lib/envelope.js';
 import { Saturation, parsePolicy } from '../../../../lib/policy/schema.js';
-import { createEmbeddedResults } from '../../../../lib/results/embedded.js';
-import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
-import { silentLogger } from '../../../../lib/telemetry/log.js';
 import { VLLM_METRICS } from '../../../../lib/upstream/engine-metrics.js';
-import { createInProcessUpstream } from '../../../../lib/upstream/in-process.js';
 import { basePolicy } from '../../policy/fixtures.js';
+import { dispatcherOnSim } from '../on-sim.js';
 
 const settings = Saturation.parse({ probeAfterMs: 10_000 });
 const at = (slots: number, saturatedAt = -Infinity): CapacityState => ({ slots, saturatedAt });
@@ -167,19 +162,7 @@ describe('slots from the servers\' metrics: a dispatcher against the simulated G
     raw.defaults = { accountModel: { rpm: 1_000_000, tpm: 1_000_000_000, rate: 10_000, burst: 10_000 }, tenantModel: { rpm: 1_000_000, tpm: 1_000_000_000 }, tenant: { rpm: 1_000_000, tpm: 1_000_000_000 } };
     const policy = parsePolicy(raw);
     const gpu = createGpuSim({ clock, models: ['m'], slots: gpuSlots, baseTokenMs: 100, minOutputTokens: 10, maxOutputTokens: 10 });
-    const events: DispatchEvent[] = [];
-    let n = 0;
-    const dispatch = createDispatcher({
-      clock,
-      store: createEmbeddedStore(clock),
-      results: createEmbeddedResults({ clock }),
-      upstream: createInProcessUpstream({ fetch: gpu.app.fetch, clock }),
-      policy: () => policy,
-      log: silentLogger,
-      newId: () => `lease-${n++}`,
-      onEvent: (e) => events.push(e),
-      options: { flow: { maxWaiting: 64 } },
-    });
+    const { dispatch, events } = dispatcherOnSim({ clock, gpu, policy, options: { flow: { maxWaiting: 64 } } });
     let ids = 0;
     /** Keeps `inFlight` requests at the dispatcher, as a busy LiteTopic would, until `untilMs`. */
     async function load(inFlight: number, untilMs: number) {
