@@ -30,7 +30,7 @@ import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
 import { createFlowControl, type FlowControl, type FlowControlOptions } from './flow/scheduler.js';
-import { createModelCapacity, type ModelCapacity } from './flow/saturation.js';
+import { createModelCapacity, type SlotSource } from './flow/saturation.js';
 
 export interface DispatcherOptions {
   /** Deliveries of one envelope before it fails for good. */
@@ -153,7 +153,7 @@ function createMessageBook<V>(clock: Clock, keepMs: number, timeOf: (v: V) => nu
 }
 
 /** Slots read from the model servers' metrics where the policy asks; a failing read is logged once a minute per model. */
-function modelSlots(deps: Pick<DispatcherDeps, 'clock' | 'upstream' | 'log' | 'onEvent'>): ModelCapacity {
+function modelSlots(deps: Pick<DispatcherDeps, 'clock' | 'upstream' | 'log' | 'onEvent'>): SlotSource {
   const warnedAt = new Map<string, number>();
   return createModelCapacity({
     clock: deps.clock,

@@ -30,7 +30,7 @@ export interface UpstreamClient {
   call(call: UpstreamCall): Promise<UpstreamReply>;
   /** Streams: `onData` gets each SSE payload (`[DONE]` excluded) in order. */
   stream(call: UpstreamCall, onData: (data: string) => Promise<void>): Promise<UpstreamReply>;
-  /** The server's Prometheus page (engine-metrics.ts `metricsUrl`); rejects on a non-200 answer or past `maxBytes`. */
+  /** The server's Prometheus page (engine-metrics.ts `metricsUrl`); rejects on a non-200 answer or past MAX_METRICS_BYTES. */
   metrics(baseUrl: string, timeoutMs: number): Promise<string>;
   close(): Promise<void>;
 }

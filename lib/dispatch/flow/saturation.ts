@@ -39,7 +39,7 @@ export interface CapacityStep {
   readonly reason?: CapacityReason;
 }
 
-export const maxSlotsOf = (declaredSlots: number, s: Saturation) => s.maxSlots ?? 4 * declaredSlots;
+const maxSlotsOf = (declaredSlots: number, s: Saturation) => s.maxSlots ?? 4 * declaredSlots;
 
 /**
  * The rule: the next slots from the servers' load (undefined: could not be read).
@@ -83,33 +83,27 @@ export interface ModelCapacityDeps {
 
 /** What the scheduler asks of a model's slots (flow/scheduler.ts). */
 export interface SlotSource {
-  /** The model's slots now. */
+  /** The model's slots now; keeps its servers' metrics read while it is asked for. */
   slots(model: string, declared: Model): number;
   /** Requests of the model wait on a full gate: the slots hold work back. */
-  full?(model: string): void;
-}
-
-export interface ModelCapacity extends SlotSource {
-  /** Also keeps the servers' metrics read while the model is asked for. */
-  slots(model: string, declared: Model): number;
   full(model: string): void;
 }
 
 interface Tracked {
   state: CapacityState;
-  /** The model as last asked for: its policy, and when. */
+  /** The model as last asked for: its policy and its saturation settings, and when. */
   declared: Model;
+  settings: Saturation;
   askedAt: number;
   timer: (() => void) | undefined;
   /** The gate was full since the last read began. */
   full: boolean;
 }
 
-export function createModelCapacity(deps: ModelCapacityDeps): ModelCapacity {
+export function createModelCapacity(deps: ModelCapacityDeps): SlotSource {
   const models = new Map<string, Tracked>();
 
-  async function load(model: string, declared: Model): Promise<EngineLoad | undefined> {
-    const timeoutMs = declared.saturation!.refreshMs;
+  async function load(model: string, declared: Model, timeoutMs: number): Promise<EngineLoad | undefined> {
     try {
       const loads = (await Promise.all(declared.upstreams.map((url) => deps.scrape(url, timeoutMs)))).map(readEngineLoad);
       if (loads.every((l): l is EngineLoad => l !== undefined)) return combineLoads(loads);
@@ -121,22 +115,20 @@ export function createModelCapacity(deps: ModelCapacityDeps): ModelCapacity {
   }
 
   async function read(model: string, t: Tracked): Promise<void> {
-    const { declared } = t;
+    const { declared, settings } = t;
     const full = t.full;
     t.full = false;
-    const reading = await load(model, declared);
-    if (!declared.saturation) return;
-    const step = nextCapacity(t.state, reading, full, deps.clock.now(), declared.slots, declared.saturation);
+    const reading = await load(model, declared, settings.refreshMs);
+    const step = nextCapacity(t.state, reading, full, deps.clock.now(), declared.slots, settings);
     t.state = step.state;
     if (step.reason) deps.onChange?.(model, step.state.slots, step.reason);
   }
 
   /** Reads now, and again every refreshMs for as long as the model is asked for. */
   function keepReading(model: string, t: Tracked): void {
-    const refreshMs = t.declared.saturation?.refreshMs ?? 1_000;
     const readAt = deps.clock.now();
     const reading = read(model, t);
-    t.timer = deps.clock.setTimer(refreshMs, () => {
+    t.timer = deps.clock.setTimer(t.settings.refreshMs, () => {
       void reading.then(() => {
         t.timer = undefined;
         if (t.askedAt >= readAt && models.get(model) === t) keepReading(model, t);
@@ -154,8 +146,9 @@ export function createModelCapacity(deps: ModelCapacityDeps): ModelCapacity {
       }
       const now = deps.clock.now();
       let t = models.get(model);
-      if (!t) models.set(model, (t = { state: { slots: declared.slots, saturatedAt: -Infinity }, declared, askedAt: now, timer: undefined, full: false }));
+      if (!t) models.set(model, (t = { state: { slots: declared.slots, saturatedAt: -Infinity }, declared, settings: s, askedAt: now, timer: undefined, full: false }));
       t.declared = declared;
+      t.settings = s;
       t.askedAt = now;
       if (!t.timer) keepReading(model, t);
       // The policy may have moved the bounds since the last read.

@@ -295,7 +295,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       let used = 0;
       for (const n of Object.values(decision.inUse)) used += n;
       if (used >= spec.capacity) {
-        deps.slots?.full?.(m.model);
+        deps.slots?.full(m.model);
         return false;
       }
     }
