@@ -1,7 +1,8 @@
 /**
  * The smoke test a new user would run after `cdk deploy`, through the edge URL: add an
  * account (infra/README.md, "First request"), then a sync, a streamed and an async chat
- * completion, and a limit changed in SSM that shows in `x-ratelimit-limit-requests`.
+ * completion, a limit changed in SSM that shows in `x-ratelimit-limit-requests`, and
+ * a model's `saturation` set in SSM that makes the dispatcher read its GPU's metrics.
  */
 import { createHash, randomBytes } from 'node:crypto';
 
