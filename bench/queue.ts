@@ -15,6 +15,7 @@
  * Starts its own namesrv, broker and proxy (scripts/rocketmq). Real time throughout.
  *   npm run bench -- queue [--seconds 8] [--topics 1000,10000] [--parts 1,2,3,4]
  *                          [--drain-messages 100] [--drain-handler-ms 200] [--receive-batch N]
+ *                          [--receivers N] [--nudge-after-ms MS]
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -38,6 +39,8 @@ const { values } = parseArgs({
     'receive-batch': { type: 'string' },
     /** LitePushConsumers per subscription (the adapter's `receivers`); default the deployed one. */
     receivers: { type: 'string' },
+    /** How long a settled LiteTopic may stay silent before it is nudged (the adapter's nudgeAfterMs); default the deployed one. */
+    'nudge-after-ms': { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -50,6 +53,7 @@ const log = (line: string) => process.stderr.write(`[queue bench] ${line}\n`);
 
 const RECEIVERS = values.receivers === undefined ? undefined : Number(values.receivers);
 const RECEIVE_BATCH = values['receive-batch'] === undefined ? undefined : Number(values['receive-batch']);
+const NUDGE_AFTER_MS = values['nudge-after-ms'] === undefined ? undefined : Number(values['nudge-after-ms']);
 const mq = await startRocketMQ({
   log,
   ...(RECEIVE_BATCH === undefined ? {} : { config: { proxySettings: { grpcClientConsumerLongPollingBatchSize: RECEIVE_BATCH } } }),
@@ -60,7 +64,7 @@ async function brokerQueue(tag: string, orderly = true, probe?: ReceiveProbe): P
   const id = `${tag}-${randomUUID().slice(0, 8)}`;
   await mq.createLiteTopic(`bench-${id}`);
   await mq.createWildcardGroup(`bench-g-${id}`, `bench-${id}`, { orderly, maxAttempts: 16 });
-  const q = new RocketMQLiteQueue({ endpoints: mq.endpoints, parentTopic: `bench-${id}`, consumerGroup: `bench-g-${id}`, clock: systemClock, onDeadLetter: () => undefined, ...(RECEIVERS === undefined ? {} : { receivers: RECEIVERS }), ...(probe ? { probe } : {}) });
+  const q = new RocketMQLiteQueue({ endpoints: mq.endpoints, parentTopic: `bench-${id}`, consumerGroup: `bench-g-${id}`, clock: systemClock, onDeadLetter: () => undefined, ...(RECEIVERS === undefined ? {} : { receivers: RECEIVERS }), ...(NUDGE_AFTER_MS === undefined ? {} : { nudgeAfterMs: NUDGE_AFTER_MS }), ...(probe ? { probe } : {}) });
   open.push(q);
   return q;
 }

@@ -333,10 +333,14 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   settle = (d) => settleDeadLetter(dispatchDeps, d);
   if (backend.dispatchers) {
     // Each its own consumer and connections: the broker spreads the LiteTopics over them.
-    const subs = backend.dispatchers.map((d) => d.queue.subscribe(createDispatcher({ ...dispatchDeps, store: d.store, results: d.results }), { concurrency }));
+    const subs = backend.dispatchers.map((d) =>
+      d.queue.subscribe(createDispatcher({ ...dispatchDeps, store: d.store, results: d.results, options: { flow: { workers: concurrency } } }), { concurrency }),
+    );
     subscription = { close: async () => void (await Promise.all(subs.map((s) => s.close()))) };
   } else {
-    const handlers = Array.from({ length: world.dispatchers ?? 1 }, () => createDispatcher(dispatchDeps));
+    // They take the subscription's deliveries in turn: each its share of the workers.
+    const n = world.dispatchers ?? 1;
+    const handlers = Array.from({ length: n }, () => createDispatcher({ ...dispatchDeps, options: { flow: { workers: Math.floor(concurrency / n) } } }));
     let turn = 0;
     const handler: MessageHandler = (m) => handlers[turn++ % handlers.length]!(m);
     subscription = queue.subscribe(handler, { concurrency });

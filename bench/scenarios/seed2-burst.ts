@@ -77,7 +77,11 @@ export const seed2Small: Seed2Params = {
   bookedReservoir: 500,
 };
 
-export function seed2World(seed: number, p: Seed2Params, booked = false): World {
+/**
+ * `campaignTenants: 'each'` sends the campaign from 40 tenants (one per account) instead of one: as
+ * many LiteTopics as accounts, which together could take every dispatcher worker.
+ */
+export function seed2World(seed: number, p: Seed2Params, booked = false, campaignTenants: 'one' | 'each' = 'one'): World {
   const rng = createRng(seed);
   const between = ([lo, hi]: readonly [number, number]) => (r: Rng) => r.int(lo, hi);
   const accounts: Record<string, AccountSpec> = {};
@@ -90,7 +94,7 @@ export function seed2World(seed: number, p: Seed2Params, booked = false): World 
   const batch: string[] = [];
   for (let i = 0; i < p.batchAccounts; i++) {
     const id = `marketing-svc-${String(i).padStart(2, '0')}`;
-    accounts[id] = { tenant: 'marketing', tier: 'batch' };
+    accounts[id] = { tenant: campaignTenants === 'each' ? id : 'marketing', tier: 'batch' };
     batch.push(id);
   }
   // Customer service and analytics are chat UIs: they stream. The copywriting job reads whole answers.

@@ -36,6 +36,13 @@ import { PRESSED_SHARE_OF_WAIT, tierOrder } from './tier-order.js';
 export interface FlowControlOptions {
   /** Requests waiting for a slot in this dispatcher at most. */
   readonly maxWaiting?: number;
+  /**
+   * Deliveries the consumer runs at once (its concurrency). Set, the waiting room also
+   * shrinks as this dispatcher's calls take workers, so a few workers always stay free
+   * for newcomers (RESERVED_WORKERS): when calls and waiters held every worker, a
+   * heavier tier's request was not even delivered while lighter ones came in.
+   */
+  readonly workers?: number;
   /** Longest one delivery is held here before it goes back to its LiteTopic. */
   readonly holdMaxMs?: number;
   /** While requests wait on a full gate, ask again this often; below the gate's reclaim mark. */
@@ -54,6 +61,9 @@ export interface FlowControlOptions {
  * longer than a Suspend's redelivery round trip through a broker would take anyway.
  */
 export const DEFAULT_MAX_PACE_HOLD_MS = 1_000;
+
+/** Workers kept free for newcomers, as a share of `workers` (at least one). */
+export const RESERVED_WORKERS = 1 / 8;
 
 export interface FlowControlDeps {
   readonly clock: Clock;
@@ -110,6 +120,8 @@ interface ModelFlows {
   inUse: Readonly<Record<string, number>>;
   /** This dispatcher's calls in flight: when each is expected to end (Infinity: speed not known yet). */
   calls: Map<string, number>;
+  /** Per tier: when the next request sent back from a full room should return (sendBackMs). */
+  readonly sendBackAt: Map<string, number>;
   cancelKeepalive: (() => void) | undefined;
 }
 
@@ -141,19 +153,28 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   /** Per model and tier: when a request of it last asked here. A lender asked lately is active. */
   const lastAsked = new Map<string, number>();
   const activeWithinMs = deps.options.activeWithinMs ?? 30_000;
+  const workers = deps.options.workers;
+  const reservedWorkers = workers === undefined ? 0 : Math.max(1, Math.ceil(workers * RESERVED_WORKERS));
+  /** Places for requests held here now: the bound, less what this dispatcher's calls take of the workers. */
+  function room(): number {
+    if (workers === undefined) return maxWaiting;
+    let calls = 0;
+    for (const m of models.values()) calls += m.calls.size;
+    return Math.max(1, Math.min(maxWaiting, workers - calls - reservedWorkers));
+  }
   // Half the layer's places at most, and never past its bound together with the requests waiting for a slot:
   // the other half stays for those, so a heavier tier's request still finds a place.
   const paceHold = createPaceHold({
     clock,
     maxHeld: Math.floor(maxWaiting / 2),
     maxHoldMs: deps.options.maxPaceHoldMs ?? DEFAULT_MAX_PACE_HOLD_MS,
-    room: (held) => held + total < maxWaiting,
+    room: (held) => held + total < room(),
   });
 
   function flowsOf(model: string): ModelFlows {
     let m = models.get(model);
     if (m) return m;
-    m = { model, key: slotGateKey(model), tiers: new Map(), size: 0, pumping: false, again: false, inUse: {}, calls: new Map(), cancelKeepalive: undefined };
+    m = { model, key: slotGateKey(model), tiers: new Map(), size: 0, pumping: false, again: false, inUse: {}, calls: new Map(), sendBackAt: new Map(), cancelKeepalive: undefined };
     models.set(model, m);
     const flows = m;
     // One watch per model for the life of the process: models are few, named by the policy.
@@ -191,16 +212,31 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     return worst;
   }
 
-  /** How long a request sent back should stay away: about the time the waiters here need to start. */
-  function backoffMs(m: ModelFlows, deadline: number): number {
-    const perStart = speed.estimateMs(m.model, 1);
+  /**
+   * How long a request sent back from a full room stays away: until the waiters here
+   * have started, and after the requests of its tier sent back before it, one per
+   * start. All at once they would meet a full room again and come back once more each
+   * (a delivery per return); spaced, each finds the place the last start freed. The
+   * Suspend pauses its LiteTopic, so what queues behind it stays in the broker meanwhile.
+   */
+  function sendBackMs(m: ModelFlows, tier: string, deadline: number): number {
+    const now = clock.now();
     let ms = minSuspendMs;
-    if (perStart !== undefined) {
+    let perStartMs = 0;
+    const perToken = speed.estimateMs(m.model, 1);
+    if (perToken !== undefined) {
       let tokens = 0;
-      for (const q of m.tiers.values()) for (const w of q.waiters()) tokens += w.estimate;
-      ms = Math.max(ms, (perStart * tokens) / Math.max(1, Object.values(m.inUse).reduce((a, b) => a + b, 0)));
+      let n = 0;
+      for (const q of m.tiers.values()) for (const w of q.waiters()) (tokens += w.estimate), n++;
+      let inUse = 0;
+      for (const k of Object.values(m.inUse)) inUse += k;
+      const slotMs = (perToken * tokens) / Math.max(1, inUse);
+      ms = Math.max(ms, slotMs);
+      perStartMs = n > 0 ? slotMs / n : 0;
     }
-    return Math.max(minSuspendMs, Math.min(ms, deadline - clock.now(), holdMaxMs));
+    const at = Math.max(now + ms, m.sendBackAt.get(tier) ?? 0);
+    m.sendBackAt.set(tier, at + perStartMs);
+    return Math.max(minSuspendMs, Math.min(at - now, deadline - now));
   }
 
   function take(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, started: boolean): boolean {
@@ -320,12 +356,12 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (gate) {
         const ahead = workAheadMs(m, gate, ask.flow.tier, ask.deadline);
         if (ahead !== undefined && now + ahead > ask.deadline) return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });
-        if (total + paceHold.held() >= maxWaiting) {
+        if (total + paceHold.held() >= room()) {
           const worst = worstWaiter(m, gate);
           const weight = weightOf(gate, ask.flow.tier);
           const outranks = worst && (weight > worst.weight || (weight === worst.weight && ask.deadline < worst.w.deadline));
-          if (!outranks || !worst) return Promise.resolve({ kind: 'suspend', ms: backoffMs(m, ask.deadline) });
-          settle(m, worst.q, worst.w, { kind: 'suspend', ms: backoffMs(m, worst.w.deadline) });
+          if (!outranks || !worst) return Promise.resolve({ kind: 'suspend', ms: sendBackMs(m, ask.flow.tier, ask.deadline) });
+          settle(m, worst.q, worst.w, { kind: 'suspend', ms: sendBackMs(m, worst.w.key.tier, worst.w.deadline) });
         }
       }
       let q = m.tiers.get(ask.flow.tier);

@@ -6,7 +6,7 @@ import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
 import { basePolicy } from '../../policy/fixtures.js';
 
 /** 8 slots: realtime reserves 4, batch 2, offline 1, one unreserved. */
-function setup(options: { maxWaiting?: number; slots?: number } = {}) {
+function setup(options: { maxWaiting?: number; slots?: number; workers?: number } = {}) {
   const clock = new VirtualClock(0);
   const raw = basePolicy();
   raw.models.m!.slots = options.slots ?? 8;
@@ -18,7 +18,7 @@ function setup(options: { maxWaiting?: number; slots?: number } = {}) {
     store,
     policy: () => policy,
     newId: () => `lease-${n++}`,
-    options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting: options.maxWaiting ?? 64 },
+    options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting: options.maxWaiting ?? 64, ...(options.workers ? { workers: options.workers } : {}) },
   });
   const ask = (tier: string, tenant = 't', account = 'a', over: Partial<SlotAsk> = {}) =>
     flows.ask({ flow: { tier, tenant, account }, model: 'm', deadline: clock.now() + 60_000, estimate: 100, ...over });
@@ -143,6 +143,47 @@ describe('flow control', () => {
     const next = granted(await realtime);
     await next.release(100);
     expect((await urgent).kind).toBe('granted');
+  });
+
+  it('keeps workers free for newcomers: the room shrinks as its own calls take workers', async () => {
+    // 16 workers, 2 of them kept free; 8 slots. With 8 calls running, 16 - 8 - 2 = 6 may wait.
+    const { clock, ask, flows } = setup({ slots: 8, workers: 16, maxWaiting: 16 });
+    const calls = await Promise.all(Array.from({ length: 8 }, () => ask('batch')));
+    const waiters = Array.from({ length: 6 }, () => ask('batch'));
+    await clock.advance(1);
+    expect(flows.waiting()).toBe(6);
+    // The room is full for a lighter newcomer; a heavier one still takes a place.
+    expect((await ask('batch')).kind).toBe('suspend');
+    const realtime = ask('realtime');
+    await clock.advance(1);
+    expect(flows.waiting()).toBe(6);
+    for (const c of calls) await granted(c).release(100);
+    expect((await realtime).kind).toBe('granted');
+    for (const w of waiters) void w.then(async (v) => { if (v.kind === 'granted') await v.grant.release(100); });
+    await clock.advance(1);
+  });
+
+  it('sends back from a full room one start apart, not all to return at once', async () => {
+    const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
+    // Two calls of 100 tokens take 1 s each: the model's speed is known from then on.
+    const first = await Promise.all([ask('batch'), ask('batch')]);
+    await clock.advance(1_000);
+    for (const v of first) await granted(v).release(100);
+    const calls = await Promise.all([ask('batch'), ask('batch')]);
+    const waiting = [ask('batch'), ask('batch')];
+    await clock.advance(1);
+    const back: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const v = await ask('batch');
+      if (v.kind !== 'suspend') throw new Error(`expected a Suspend, got ${JSON.stringify(v)}`);
+      back.push(v.ms);
+    }
+    // The two waiters need 1 s of both slots to start; then one more start each 0.5 s.
+    expect(back[0]).toBeGreaterThanOrEqual(900);
+    for (let i = 1; i < back.length; i++) expect(back[i]! - back[i - 1]!).toBeGreaterThanOrEqual(400);
+    for (const c of calls) await granted(c).release(100);
+    for (const w of waiting) void w.then(async (v) => { if (v.kind === 'granted') await v.grant.release(100); });
+    await clock.advance(1);
   });
 
   it('answers expired when the deadline passes while it waits', async () => {
