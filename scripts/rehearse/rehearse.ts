@@ -421,6 +421,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       getParameter: async (name) => (await ssm.send(new GetParameterCommand({ Name: `${policyPath}/${name}` }))).Parameter!.Value!,
       refreshMs: 30_000,
       metricsReads: () => gpuMetricsReads,
+      policiesApplied: () => dispatcherLines.filter((l) => l.includes('"msg":"policy applied"')).length,
     });
     for (const c of result.checks) check(c.name, c.ok, c.detail);
     check('edge started', front.initErrors.length === 0, front.initErrors.length ? front.initErrors.join('; ').slice(0, 500) : `${front.environments()} execution environment(s), no init error`);

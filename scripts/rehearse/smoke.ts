@@ -23,6 +23,8 @@ export interface SmokeOptions {
   readonly refreshMs: number;
   /** How many times the model's GPU has served its metrics page (GET /metrics) so far. */
   metricsReads(): number;
+  /** How many times the dispatchers have logged a changed policy applied so far. */
+  policiesApplied(): number;
 }
 
 export interface SmokeResult {
@@ -44,7 +46,17 @@ export async function smoke(o: SmokeOptions): Promise<SmokeResult> {
   // The edge and the dispatchers re-read the policy within the refresh interval; a request sent
   // sooner may reach a dispatcher that does not know the account yet (it answers 404), as in AWS.
   o.log(`account added; waiting the policy refresh interval (${o.refreshMs / 1000} s) as infra/README.md tells a user to`);
+  const appliedBefore = o.policiesApplied();
+  const addedAt = performance.now();
   await sleep(o.refreshMs + 2_000);
+  // A dispatcher whose refresh failed (SSM slow on a loaded machine) learns of the account at a
+  // later one; its requests would expire meanwhile, which says nothing about the request path.
+  for (let waited = 0; o.policiesApplied() === appliedBefore && waited < 2 * o.refreshMs; waited += 1_000) await sleep(1_000);
+  o.log(
+    o.policiesApplied() > appliedBefore
+      ? `the dispatcher applied the new policy within ${Math.round((performance.now() - addedAt) / 1000)} s`
+      : `the dispatcher has not logged the new policy ${Math.round((performance.now() - addedAt) / 1000)} s after it was put; sending anyway`,
+  );
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const chat = (extra: Record<string, unknown>) =>
     JSON.stringify({ model: o.model, messages: [{ role: 'user', content: 'Say hello in a few words.' }], max_tokens: 48, ...extra });
