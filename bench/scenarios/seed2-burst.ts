@@ -78,8 +78,9 @@ export const seed2Small: Seed2Params = {
 };
 
 /**
- * `campaignTenants: 'each'` sends the campaign from 40 tenants (one per account) instead of one: as
- * many LiteTopics as accounts, which together could take every dispatcher worker.
+ * `campaignTenants: 'each'` makes every campaign account a tenant of its own (40 at full size, 10
+ * small) instead of one `marketing`: as many LiteTopics as accounts, which together could take
+ * every dispatcher worker. The booked run's reservation names `marketing`, so it goes with 'one'.
  */
 export function seed2World(seed: number, p: Seed2Params, booked = false, campaignTenants: 'one' | 'each' = 'one'): World {
   const rng = createRng(seed);
