@@ -80,7 +80,7 @@ export async function measureScale(idle: number, p: ScaleParams, gc: Gc): Promis
   const rssBefore = process.memoryUsage().rss;
   const t0 = performance.now();
   for (let i = 0; i < idle; i++) {
-    await queue.send(liteTopicName('offline', `idle-${i}`, LAB_MODEL), '');
+    await queue.send(liteTopicName({ tier: 'offline', tenant: `idle-${i}`, account: `idle-${i}`, model: LAB_MODEL }), '');
     // Consume in slices so the backlog never holds more than a slice of messages.
     if (i % 10_000 === 9_999) await clock.advance(1);
   }
@@ -118,7 +118,7 @@ export async function measureScale(idle: number, p: ScaleParams, gc: Gc): Promis
   for (let m = 0; m < p.messagesPerActiveTopic; m++) {
     for (let a = 0; a < p.activeTopics; a++) {
       const tenant = `active-${a}`;
-      const liteTopic = liteTopicName('realtime', tenant, LAB_MODEL);
+      const liteTopic = liteTopicName({ tier: 'realtime', tenant, account: tenant, model: LAB_MODEL });
       const now = clock.now();
       const envelope = {
         id: `scale-${++n}`,

@@ -38,7 +38,7 @@ export interface Seed2Params {
   readonly realtimeTokens: readonly [number, number];
   readonly batchTokens: readonly [number, number];
   /**
-   * Most requests waiting in one LiteTopic (the whole campaign shares one: batch.marketing.sim-llm);
+   * Most requests waiting in one LiteTopic (each campaign account has its own: batch.marketing.<account>.sim-llm);
    * unset: the policy's default, what the pace releases within the tier's maximum wait.
    */
   readonly reservoir?: number;

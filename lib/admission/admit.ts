@@ -148,7 +148,7 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
       windows: [],
     };
   }
-  const liteTopic = liteTopicName(account.tier, account.tenant, request.model);
+  const liteTopic = liteTopicName({ tier: account.tier, tenant: account.tenant, account: request.account.id, model: request.model });
   const reservoir = {
     key: reservoirKey(account.tenant, liteTopic),
     max: reservoirSize(policy, request, resolved) + extra.reservoir,

@@ -15,8 +15,8 @@ export interface ResolvedLimits {
 /**
  * rpm and tpm at tenant level are team-wide caps, counted across all accounts; an
  * account's own windows come from the account, the model or the defaults. rate,
- * burst and reservoir describe the LiteTopic (tier + tenant + model), so a tenant
- * may set them too.
+ * burst and reservoir describe the account's own LiteTopic (tier + tenant + account +
+ * model); a tenant may set them too, as what each of its accounts gets.
  */
 export function resolveLimits(policy: Policy, account: Account, model: string): ResolvedLimits {
   const tenant = own(policy.tenants, account.tenant);

@@ -1,6 +1,6 @@
 /**
  * The LiteQueue contract: one parent topic holding many LiteTopics (one per
- * tier + tenant + model), created on first send and reclaimed when idle. Two
+ * tier + tenant + account + model), created on first send and reclaimed when idle. Two
  * engines implement it: the embedded engine (lib/queue/embedded.ts) and the
  * RocketMQ 5.5 adapter. Both pass test/lib/queue/conformance.ts.
  */

@@ -323,7 +323,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       count('admitted', labels);
       offered(e, 'admitted');
       historyPoint(e.tier).admitted++;
-      const lt = liteTopicName(e.tier, e.tenant, e.model);
+      const lt = liteTopicName(e);
       const t = topic(lt, e);
       t.pending++;
       t.account = e.account;

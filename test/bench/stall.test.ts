@@ -130,7 +130,7 @@ describe('replay from the command line', () => {
     expect(out.stderr).toContain('sluice: the run stalled at');
     expect(out.stderr).toContain('2 request(s) unanswered');
     expect(out.stderr).toMatch(/pace \(Suspend\): 1 \(offline 1\)/);
-    expect(out.stderr).toMatch(/offline-acme-sim_2dllm: 2 unanswered, 2 message\(s\) waiting in the engine/);
+    expect(out.stderr).toMatch(/offline-acme-nightly-sim_2dllm: 2 unanswered, 2 message\(s\) waiting in the engine/);
     expect(out.stderr).toContain('timers pending besides the lab’s own:');
   });
 });

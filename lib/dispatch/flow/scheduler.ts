@@ -15,9 +15,11 @@
  *
  * Bounded: at most `maxWaiting` wait here, short pace waits held here instead of
  * a Suspend (pace-hold.ts, at most half of them) included. Past it a newcomer that outranks the
- * worst waiter (heavier tier, or same tier and earlier deadline) takes its place
- * and the worst goes back to its LiteTopic with a Suspend; otherwise the
- * newcomer does. A request is held at most `holdMaxMs` (the broker's invisible
+ * worst waiter (heavier tier, or same tier, its deadline pressing and the worst's not)
+ * takes its place and the worst goes back to its LiteTopic with a Suspend; otherwise the
+ * newcomer does. Within a tier only a pressing deadline evicts: by any earlier deadline,
+ * the sent-back request came back ahead of the one that took its place and evicted it in
+ * turn, a delivery each time. A request is held at most `holdMaxMs` (the broker's invisible
  * time bounds how long a message may stay un-acked), and one that cannot start
  * before its deadline given the work ahead of it is answered at once.
  */
@@ -61,6 +63,16 @@ export interface FlowControlOptions {
  * longer than a Suspend's redelivery round trip through a broker would take anyway.
  */
 export const DEFAULT_MAX_PACE_HOLD_MS = 1_000;
+
+/**
+ * Starts between two returns of a tier's sent-back requests. A LiteTopic that returns
+ * from a send-back gives its next messages at once to the free workers (nothing else is
+ * ready while the others are away), and its next but one is refused again: spaced by one
+ * start, each return bought one place for one refusal (about two deliveries per request
+ * under overload); spaced by several, the places freed meanwhile take several of its
+ * messages for the one refused after them.
+ */
+export const PLACES_PER_RETURN = 3;
 
 /** Workers kept free for newcomers, as a share of `workers` (at least one). */
 export const RESERVED_WORKERS = 1 / 8;
@@ -201,6 +213,12 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     return ms / Math.max(1, gate.open.capacity);
   }
 
+  /** Its slack is down to the pressed share of its tier's maximum wait (tier-order.ts). */
+  function pressing(gate: ModelGate, tier: string, deadline: number, now: number): boolean {
+    const maxWait = gate.maxWaitMs.get(tier);
+    return maxWait === undefined || deadline - now <= PRESSED_SHARE_OF_WAIT * maxWait;
+  }
+
   function worstWaiter(m: ModelFlows, gate: ModelGate): { q: TierQueue<Entry>; w: Waiter<Entry>; weight: number } | undefined {
     let worst: { q: TierQueue<Entry>; w: Waiter<Entry>; weight: number } | undefined;
     for (const [name, q] of m.tiers) {
@@ -214,10 +232,10 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
 
   /**
    * How long a request sent back from a full room stays away: until the waiters here
-   * have started, and after the requests of its tier sent back before it, one per
-   * start. All at once they would meet a full room again and come back once more each
-   * (a delivery per return); spaced, each finds the place the last start freed. The
-   * Suspend pauses its LiteTopic, so what queues behind it stays in the broker meanwhile.
+   * have started, and after the requests of its tier sent back before it, PLACES_PER_RETURN
+   * starts apart. All at once they would meet a full room again and come back once more each
+   * (a delivery per return); spaced, each finds the places the starts since the last return
+   * freed. The Suspend pauses its LiteTopic, so what queues behind it stays in the broker meanwhile.
    */
   function sendBackMs(m: ModelFlows, tier: string, deadline: number): number {
     const now = clock.now();
@@ -235,7 +253,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       perStartMs = n > 0 ? slotMs / n : 0;
     }
     const at = Math.max(now + ms, m.sendBackAt.get(tier) ?? 0);
-    m.sendBackAt.set(tier, at + perStartMs);
+    m.sendBackAt.set(tier, at + PLACES_PER_RETURN * perStartMs);
     return Math.max(minSuspendMs, Math.min(at - now, deadline - now));
   }
 
@@ -305,11 +323,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     const gate = modelGate(policy, m.model, slotsOf(m.model, model));
     const at = clock.now();
     const pressed = (tier: string) => {
-      const maxWait = gate.maxWaitMs.get(tier);
-      if (maxWait === undefined) return true;
       let earliest = Infinity;
       for (const w of m.tiers.get(tier)!.waiters()) earliest = Math.min(earliest, w.deadline);
-      return earliest - at <= PRESSED_SHARE_OF_WAIT * maxWait;
+      return pressing(gate, tier, earliest, at);
     };
     for (const { tier, yields } of tierOrder(waitingTiers, gate.weights, m.inUse, pressed)) {
       const q = m.tiers.get(tier)!;
@@ -359,7 +375,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         if (total + paceHold.held() >= room()) {
           const worst = worstWaiter(m, gate);
           const weight = weightOf(gate, ask.flow.tier);
-          const outranks = worst && (weight > worst.weight || (weight === worst.weight && ask.deadline < worst.w.deadline));
+          const outranks =
+            worst &&
+            (weight > worst.weight || (weight === worst.weight && pressing(gate, ask.flow.tier, ask.deadline, now) && !pressing(gate, worst.w.key.tier, worst.w.deadline, now)));
           if (!outranks || !worst) return Promise.resolve({ kind: 'suspend', ms: sendBackMs(m, ask.flow.tier, ask.deadline) });
           settle(m, worst.q, worst.w, { kind: 'suspend', ms: sendBackMs(m, worst.w.key.tier, worst.w.deadline) });
         }

@@ -46,7 +46,7 @@ describe('dispatcher process: SIGTERM drains in bounded time', () => {
     await until('the dispatcher to consume', () => logs().includes('dispatcher consuming'));
 
     const now = Date.now();
-    const liteTopic = liteTopicName('realtime', 'ta', 'm');
+    const liteTopic = liteTopicName({ tier: 'realtime', tenant: 'ta', account: 'ta', model: 'm' });
     const envelope: Envelope = {
       id: `req_drain_${randomUUID().slice(0, 8)}`, account: 'a1', tenant: 'ta', tier: 'realtime', model: 'm', liteTopic,
       operation: 'chat.completions', body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, mode: 'async',

@@ -6,21 +6,22 @@ import { ShardedLiteQueue } from '../../../lib/queue/sharded.js';
 import { Consume, type LiteMessage } from '../../../lib/queue/types.js';
 
 const VALID = /^[A-Za-z0-9_-]+$/;
+const name = (tier: string, tenant: string, account: string, model: string) => liteTopicName({ tier, tenant, account, model });
 
 describe('liteTopicShard', () => {
   it('shard 0 is the LiteTopic itself; others append -n', () => {
-    const name = liteTopicName('batch', 'acme', 'llama-70b');
+    const name = liteTopicName({ tier: 'batch', tenant: 'acme', account: 'acme-etl', model: 'llama-70b' });
     expect(liteTopicShard(name, 0)).toBe(name);
     expect(liteTopicShard(name, 3)).toBe(`${name}-3`);
   });
 
   it('stays valid, within 64 bytes and distinct for names at and over the limit', () => {
     const names = [
-      liteTopicName('realtime', 'a'.repeat(40), 'm'.repeat(10)), // short, near the limit
-      liteTopicName('realtime', 'a'.repeat(41), 'm'.repeat(10)),
-      liteTopicName('realtime', 'tenant.with.dots'.repeat(5), 'model/x'), // hashed
-      liteTopicName('realtime', 'tenant.with.dots'.repeat(5), 'model/y'),
-      liteTopicName('batch', 'é'.repeat(30), 'm'),
+      name('realtime', 'a'.repeat(30), 'b'.repeat(9), 'm'.repeat(10)), // short, near the limit
+      name('realtime', 'a'.repeat(31), 'b'.repeat(9), 'm'.repeat(10)),
+      name('realtime', 'tenant.with.dots'.repeat(5), 'acct', 'model/x'), // hashed
+      name('realtime', 'tenant.with.dots'.repeat(5), 'acct', 'model/y'),
+      name('batch', 'é'.repeat(30), 'a', 'm'),
     ];
     const all = new Set<string>();
     for (const name of names) {

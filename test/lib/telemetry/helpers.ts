@@ -60,13 +60,14 @@ export function recordingSink(): MetricSink & { counts: Array<{ name: CounterNam
 
 let seq = 0;
 export function envelope(tenant: string, tier = 'realtime', enqueuedAt = 0, model = 'm'): Envelope {
+  const account = `${tier === 'realtime' ? 'a' : 'b'}-${tenant}`;
   return {
     id: `r${++seq}`,
-    account: `${tier === 'realtime' ? 'a' : 'b'}-${tenant}`,
+    account,
     tenant,
     tier,
     model,
-    liteTopic: liteTopicName(tier, tenant, model),
+    liteTopic: liteTopicName({ tier, tenant, account, model }),
     operation: 'chat.completions',
     body: {},
     mode: 'sync',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../../lib/clock/virtual-clock.js';
-import { createFlowControl, type Grant, type SlotAsk, type Verdict } from '../../../../lib/dispatch/flow/scheduler.js';
+import { createFlowControl, PLACES_PER_RETURN, type Grant, type SlotAsk, type Verdict } from '../../../../lib/dispatch/flow/scheduler.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
 import { basePolicy } from '../../policy/fixtures.js';
@@ -130,15 +130,19 @@ describe('flow control', () => {
     const { clock, ask } = setup({ slots: 1, maxWaiting: 2 });
     const holder = granted(await ask('batch'));
     const offline = ask('offline');
-    const batch = ask('batch');
+    // Batch waits up to 5 min: a deadline 4 min away is not pressing yet (half of the wait).
+    const batch = ask('batch', 't', 'a', { deadline: clock.now() + 240_000 });
     await clock.advance(1);
     const realtime = ask('realtime');
     expect((await offline).kind).toBe('suspend');
-    // Same weight as the worst (batch), earlier deadline: it takes that place.
+    // Same weight as the worst (batch), an earlier deadline that does not press yet: it goes back,
+    // or two sent-back requests would evict each other in turn, a delivery each time.
+    expect((await ask('batch', 't', 'b', { deadline: clock.now() + 200_000 })).kind).toBe('suspend');
+    // Same weight, a pressing deadline while the worst's is not: it takes that place.
     const urgent = ask('batch', 't', 'a', { deadline: clock.now() + 59_000 });
     expect((await batch).kind).toBe('suspend');
-    // Same weight, later deadline than the worst: the newcomer goes back.
-    expect((await ask('batch', 't', 'a', { deadline: clock.now() + 60_000 })).kind).toBe('suspend');
+    // Same weight, both pressing: the newcomer goes back, earlier deadline or not.
+    expect((await ask('batch', 't', 'a', { deadline: clock.now() + 30_000 })).kind).toBe('suspend');
     await holder.release(100);
     const next = granted(await realtime);
     await next.release(100);
@@ -163,7 +167,7 @@ describe('flow control', () => {
     await clock.advance(1);
   });
 
-  it('sends back from a full room one start apart, not all to return at once', async () => {
+  it('sends back from a full room PLACES_PER_RETURN starts apart, not all to return at once', async () => {
     const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
     // Two calls of 100 tokens take 1 s each: the model's speed is known from then on.
     const first = await Promise.all([ask('batch'), ask('batch')]);
@@ -178,9 +182,13 @@ describe('flow control', () => {
       if (v.kind !== 'suspend') throw new Error(`expected a Suspend, got ${JSON.stringify(v)}`);
       back.push(v.ms);
     }
-    // The two waiters need 1 s of both slots to start; then one more start each 0.5 s.
+    // The two waiters need 1 s of both slots to start; then one more start each 0.5 s, and a
+    // return every PLACES_PER_RETURN starts, so each finds that many places.
     expect(back[0]).toBeGreaterThanOrEqual(900);
-    for (let i = 1; i < back.length; i++) expect(back[i]! - back[i - 1]!).toBeGreaterThanOrEqual(400);
+    for (let i = 1; i < back.length; i++) {
+      expect(back[i]! - back[i - 1]!).toBeGreaterThanOrEqual(PLACES_PER_RETURN * 500 - 50);
+      expect(back[i]! - back[i - 1]!).toBeLessThanOrEqual(PLACES_PER_RETURN * 500 + 50);
+    }
     for (const c of calls) await granted(c).release(100);
     for (const w of waiting) void w.then(async (v) => { if (v.kind === 'granted') await v.grant.release(100); });
     await clock.advance(1);
