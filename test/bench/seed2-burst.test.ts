@@ -60,6 +60,7 @@ describe('seed2-burst, the campaign from 40 tenants instead of one (40 LiteTopic
     // Before the room kept workers free, the 40 LiteTopics' messages held every worker: realtime 44.8 %.
     expect(ok).toBeGreaterThanOrEqual(0.999);
     expect(batch.every((a) => a.status === 200)).toBe(true);
-    expect(delivered).toBeLessThanOrEqual(2);
+    // The issue's bar: with one LiteTopic per account the 40 tenants' LiteTopics are the standard run's 40.
+    expect(delivered).toBeLessThanOrEqual(1.5);
   });
 });
