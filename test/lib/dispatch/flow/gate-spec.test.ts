@@ -31,7 +31,7 @@ describe('borrowSpec: lend everything, but never trap an active lender behind lo
 
 describe('borrowSpec: the headroom is lent too while releases are near anyway', () => {
   const active = (tier: string) => tier === 'realtime';
-  it('lends the last idle slot when two calls in flight end within the lender\'s short-call time, not when they do not', () => {
+  it('lends the last idle slot when RELEASES_NEAR calls in flight end within the lender\'s short-call time, not when they do not', () => {
     // realtime: maximum wait 10 s, so 1 s is its short-call time.
     expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 900), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
     expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_000), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
@@ -40,9 +40,10 @@ describe('borrowSpec: the headroom is lent too while releases are near anyway', 
   });
 
   it('counts the calls in flight by when they are expected to end', () => {
-    expect(nthEnd([5, 1, 9, 3], RELEASES_NEAR)).toBe(3);
+    expect(nthEnd([5, 1, 9, 3], 2)).toBe(3);
     expect(nthEnd([5, 1, 9, 3], 1)).toBe(1);
-    expect(nthEnd([7], RELEASES_NEAR)).toBe(Infinity);
+    expect(nthEnd([5, 1, 9, 3], RELEASES_NEAR)).toBe(5);
+    expect(nthEnd([7, 2], RELEASES_NEAR)).toBe(Infinity);
     expect(nthEnd([], 1)).toBe(Infinity);
     expect(nthEnd([2, Infinity, 4], 3)).toBe(Infinity);
   });
