@@ -4,6 +4,11 @@
  * throttled (a leaky bucket letting one message through every 300 ms). A throttled
  * message either returns Suspend(wait), freeing its worker, or sleeps in the
  * handler, holding it. We measure what the healthy LiteTopics get done.
+ *
+ * Two references: nothing throttled at all (the throttled LiteTopics send nothing), and
+ * paced at the source (they send exactly what their bucket lets through, so nothing has
+ * to wait). The second is what the pool owes the healthy LiteTopics: the throttled ones'
+ * allowed releases take workers too, and no way of waiting can give those back.
  */
 import { sleep } from '../../lib/clock/clock.js';
 import { VirtualClock } from '../../lib/clock/virtual-clock.js';
@@ -12,7 +17,7 @@ import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import { Consume } from '../../lib/queue/types.js';
 
 export interface IsolationOptions {
-  readonly mode: 'suspend' | 'sleep' | 'unthrottled';
+  readonly mode: 'suspend' | 'sleep' | 'unthrottled' | 'paced';
   readonly liteTopics?: number;
   readonly workers?: number;
   readonly throttled: number;
@@ -50,13 +55,23 @@ export async function runIsolation(options: IsolationOptions): Promise<Isolation
     const topic = `t${t}`;
     // Unthrottled reference: the throttled LiteTopics have nothing to send at all.
     if (options.mode === 'unthrottled' && isThrottled(topic)) continue;
+    if (options.mode === 'paced' && isThrottled(topic)) {
+      // Paced at the source: one message each time the bucket would let one through.
+      void (async () => {
+        for (let at = 0; at < durationMs; at += throttleMs) {
+          await queue.send(topic, '');
+          await sleep(clock, throttleMs);
+        }
+      })();
+      continue;
+    }
     for (let i = 0; i < (isThrottled(topic) ? 200 : backlog); i++) await queue.send(topic, '');
   }
 
   let healthy = 0;
   let throttled = 0;
   queue.subscribe(async (m) => {
-    if (isThrottled(m.liteTopic)) {
+    if (isThrottled(m.liteTopic) && options.mode !== 'paced') {
       for (;;) {
         const d = pace(bucket, tats.get(m.liteTopic), clock.now());
         if (d.waitMs === 0) {
@@ -103,17 +118,32 @@ export const isolation = {
       for (const throttled of [5, 40]) {
         ctx.log(`isolation: ${group} group (${inFlightPerTopic} in flight per LiteTopic), ${throttled} throttled of 50, ${durationMs} ms`);
         const reference = await runIsolation({ mode: 'unthrottled', throttled, durationMs, inFlightPerTopic });
+        const paced = await runIsolation({ mode: 'paced', throttled, durationMs, inFlightPerTopic });
         const suspend = await runIsolation({ mode: 'suspend', throttled, durationMs, inFlightPerTopic });
         const sleep = await runIsolation({ mode: 'sleep', throttled, durationMs, inFlightPerTopic });
         runs.push(...[reference, suspend, sleep].map((r) => ({ ...r, group, inFlightPerTopic })));
         // One denominator for both modes: the healthy LiteTopics' throughput with nobody throttled.
         headline[`${group}SuspendHealthyShare${throttled}`] = share(suspend.healthyPerSec, reference.healthyPerSec);
         headline[`${group}SleepHealthyShare${throttled}`] = share(sleep.healthyPerSec, reference.healthyPerSec);
-        const of = (r: IsolationResult) => `${(100 * share(r.healthyPerSec, reference.healthyPerSec)).toFixed(1)}%`;
+        // And against what the pool owes them once the throttled LiteTopics' allowed releases are served.
+        headline[`${group}SuspendHealthyShareOfOwed${throttled}`] = share(suspend.healthyPerSec, paced.healthyPerSec);
+        headline[`${group}SleepHealthyShareOfOwed${throttled}`] = share(sleep.healthyPerSec, paced.healthyPerSec);
+        const pct = (x: number, of: number) => `${(100 * share(x, of)).toFixed(1)}%`;
+        const row = (mode: string, r: IsolationResult) => [
+          group,
+          inFlightPerTopic,
+          throttled,
+          mode,
+          r.healthyPerSec,
+          r.throttledPerSec,
+          pct(r.healthyPerSec, reference.healthyPerSec),
+          pct(r.healthyPerSec, paced.healthyPerSec),
+        ];
         rows.push(
-          [group, inFlightPerTopic, throttled, 'unthrottled reference', reference.healthyPerSec, reference.throttledPerSec, '100.0%'],
-          [group, inFlightPerTopic, throttled, 'Suspend(wait)', suspend.healthyPerSec, suspend.throttledPerSec, of(suspend)],
-          [group, inFlightPerTopic, throttled, 'sleep in handler', sleep.healthyPerSec, sleep.throttledPerSec, of(sleep)],
+          row('unthrottled reference', reference),
+          row('paced at the source (owed)', paced),
+          row('Suspend(wait)', suspend),
+          row('sleep in handler', sleep),
         );
       }
     }
@@ -129,14 +159,15 @@ export const isolation = {
         inFlightPerTopic: { fifo: 1, concurrent: 10 },
         groups: 'fifo: what a RocketMQ FIFO consumer group runs (one message per LiteTopic, or shard, at a time); concurrent: 10 popped at once',
         share: "healthy LiteTopics' messages per second over the same LiteTopics' with nothing throttled (one denominator for Suspend and sleep)",
+        shareOfOwed: "the same over the healthy LiteTopics' rate when the throttled ones send only what their bucket lets through (paced at the source): their allowed releases take workers that no way of waiting gives back",
         durationMs,
         note: 'virtual clock, embedded engine; the seed is not used (no randomness)',
       },
       headline,
       tables: [
         {
-          title: 'healthy LiteTopics under Suspend vs sleep (messages per second, all healthy LiteTopics together; share of the unthrottled run)',
-          columns: ['group', 'in flight per LiteTopic', 'throttled', 'mode', 'healthy msg/s', 'throttled msg/s', 'healthy share of unthrottled'],
+          title: 'healthy LiteTopics under Suspend vs sleep (messages per second, all healthy LiteTopics together; share of the unthrottled run and of what is owed)',
+          columns: ['group', 'in flight per LiteTopic', 'throttled', 'mode', 'healthy msg/s', 'throttled msg/s', 'healthy share of unthrottled', 'healthy share of owed'],
           rows,
         },
       ],
