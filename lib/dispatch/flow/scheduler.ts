@@ -335,7 +335,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (!w) continue;
       const now = clock.now();
       const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;
-      const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse, nthEnd(m.calls.values(), RELEASES_NEAR) - now);
+      const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse, nthEnd(m.calls.values(), ownReleasesNear(m)) - now);
       const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
       const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1, asker, deadline: w.deadline });
@@ -354,6 +354,19 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       }
     }
     return false;
+  }
+
+  /**
+   * How many of this dispatcher's calls must be near their end to stand for `RELEASES_NEAR` of the
+   * model's: it sees only its own calls, and beside other dispatchers those are a share of the
+   * slots in use (the gate's last count). Their ends are taken to fall like the others'.
+   */
+  function ownReleasesNear(m: ModelFlows): number {
+    let used = 0;
+    for (const n of Object.values(m.inUse)) used += n;
+    const own = m.calls.size;
+    if (own === 0 || used <= own) return RELEASES_NEAR;
+    return Math.max(1, Math.ceil((RELEASES_NEAR * own) / used));
   }
 
   function settle(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, verdict: Verdict): void {
