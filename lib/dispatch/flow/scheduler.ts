@@ -250,7 +250,10 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       for (const q of m.tiers.values()) for (const w of q.waiters()) (tokens += w.estimate), n++;
       let inUse = 0;
       for (const k of Object.values(m.inUse)) inUse += k;
-      const slotMs = (perToken * tokens) / Math.max(1, inUse);
+      // Beside other dispatchers, the waiters here start at this dispatcher's share of the starts,
+      // taken as its share of the calls (its waiters are as many a share of all waiting).
+      const own = m.calls.size;
+      const slotMs = (perToken * tokens) / Math.max(1, own > 0 && own < inUse ? own : inUse);
       ms = Math.max(ms, slotMs);
       perStartMs = n > 0 ? slotMs / n : 0;
     }
