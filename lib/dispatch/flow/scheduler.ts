@@ -158,8 +158,6 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   const reclaimMs = 2 * keepaliveMs;
   const { leaseMs, minSuspendMs } = deps.options;
   const models = new Map<string, ModelFlows>();
-  /** This dispatcher, as the gate tells askers apart (claims). */
-  const asker = deps.newId();
   const speed = new ServiceTime();
   const slotsOf = (model: string, declared: Model) => (deps.slots ? deps.slots.slots(model, declared) : declared.slots);
   let seq = 0;
@@ -250,10 +248,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       for (const q of m.tiers.values()) for (const w of q.waiters()) (tokens += w.estimate), n++;
       let inUse = 0;
       for (const k of Object.values(m.inUse)) inUse += k;
-      // Beside other dispatchers, the waiters here start at this dispatcher's share of the starts,
-      // taken as its share of the calls (its waiters are as many a share of all waiting).
-      const own = m.calls.size;
-      const slotMs = (perToken * tokens) / Math.max(1, own > 0 && own < inUse ? own : inUse);
+      const slotMs = (perToken * tokens) / Math.max(1, inUse);
       ms = Math.max(ms, slotMs);
       perStartMs = n > 0 ? slotMs / n : 0;
     }
@@ -341,7 +336,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse, nthEnd(m.calls.values(), ownReleasesNear(m)) - now);
       const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
-      const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1, asker, deadline: w.deadline });
+      const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1 });
       m.inUse = decision.inUse;
       if (decision.granted) {
         if (take(m, q, w, true)) w.value.settle({ kind: 'granted', grant: grantFor(m, q, w, leaseId) });
