@@ -137,6 +137,13 @@ interface ModelFlows {
   cancelKeepalive: (() => void) | undefined;
 }
 
+/** The model's slots in use, all tiers together, as the gate last counted them. */
+function slotsInUse(inUse: Readonly<Record<string, number>>): number {
+  let n = 0;
+  for (const k of Object.values(inUse)) n += k;
+  return n;
+}
+
 /** The n-th earliest of `times` (Infinity when there are fewer): n is small, so one pass keeping the n least. */
 export function nthEnd(times: Iterable<number>, n: number): number {
   const least: number[] = [];
@@ -246,8 +253,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       let tokens = 0;
       let n = 0;
       for (const q of m.tiers.values()) for (const w of q.waiters()) (tokens += w.estimate), n++;
-      let inUse = 0;
-      for (const k of Object.values(m.inUse)) inUse += k;
+      const inUse = slotsInUse(m.inUse);
       const slotMs = (perToken * tokens) / Math.max(1, inUse);
       ms = Math.max(ms, slotMs);
       perStartMs = n > 0 ? slotMs / n : 0;
@@ -344,9 +350,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         else await store.releaseSlot(m.key, leaseId);
         return true;
       }
-      let used = 0;
-      for (const n of Object.values(decision.inUse)) used += n;
-      if (used >= spec.capacity) {
+      if (slotsInUse(decision.inUse) >= spec.capacity) {
         deps.slots?.full(m.model);
         return false;
       }
@@ -360,8 +364,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
    * slots in use (the gate's last count). Their ends are taken to fall like the others'.
    */
   function ownReleasesNear(m: ModelFlows): number {
-    let used = 0;
-    for (const n of Object.values(m.inUse)) used += n;
+    const used = slotsInUse(m.inUse);
     const own = m.calls.size;
     if (own === 0 || used <= own) return RELEASES_NEAR;
     return Math.max(1, Math.ceil((RELEASES_NEAR * own) / used));
