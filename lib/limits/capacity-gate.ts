@@ -12,6 +12,13 @@
  * reservation), not to a borrower that happens to ask first. Retrying within the
  * mark, it waits at most for the borrowed slots in flight to finish (one upstream
  * service time) plus its retry interval.
+ *
+ * Within a tier, several dispatchers ask for the same slots, each for its own
+ * earliest-deadline waiter, and the one whose call just ended asks first. So a
+ * refused asker claims the tier for its waiter (takeSlot's claims): while the claim
+ * stands, an asker whose waiter's deadline is later may not take the last slot the
+ * claimant could have had. Without it, one dispatcher's waiters can lose every
+ * race to another's newer ones until they expire.
  * The Lua twin is lib/store/redis/slot.ts.
  */
 
@@ -39,6 +46,22 @@ export const DEFAULT_RECLAIM_MS = 2_000;
 
 /** Tier → ms until which it is reclaiming; a mark is live while its time is later than now. */
 export type ReclaimMarks = Readonly<Record<string, number>>;
+
+/** Who asks for a slot (a dispatcher) and the deadline of the waiter it asks for. */
+export interface SlotAsker {
+  readonly asker: string;
+  readonly deadline: number;
+}
+
+/**
+ * A tier's claim: the refused asker with the earliest waiting deadline, standing
+ * until `until` (a refusal renews it) or its deadline, whichever is first.
+ */
+export interface SlotClaim extends SlotAsker {
+  readonly until: number;
+}
+
+export type SlotClaims = Readonly<Record<string, SlotClaim>>;
 
 const NONE: ReadonlySet<string> = new Set();
 
@@ -86,15 +109,27 @@ export function takeSlot(
   now: number,
   reclaimMs: number,
   moreWaiting = true,
-): { readonly granted: boolean; readonly marks: Record<string, number> } {
+  /** The asker and its waiter's deadline; without it the ask claims nothing and yields to every claim. */
+  ask?: SlotAsker,
+  claims: SlotClaims = {},
+): { readonly granted: boolean; readonly marks: Record<string, number>; readonly claims: Record<string, SlotClaim> } {
   const live: Record<string, number> = {};
   for (const [name, until] of Object.entries(marks)) if (until > now) live[name] = until;
-  const granted = mayTakeSlot(spec, inUse, tier, new Set(Object.keys(live)));
+  const liveClaims: Record<string, SlotClaim> = {};
+  for (const [name, c] of Object.entries(claims)) if (c.until > now && c.deadline > now) liveClaims[name] = c;
+  const reclaiming = new Set(Object.keys(live));
   const own = inUse[tier] ?? 0;
+  let granted = mayTakeSlot(spec, inUse, tier, reclaiming);
+  const claim = liveClaims[tier];
+  const yields = claim !== undefined && (ask === undefined || (claim.asker !== ask.asker && claim.deadline < ask.deadline));
+  // An earlier waiter elsewhere: take a slot only if the claimant could still take one after it.
+  if (granted && yields) granted = mayTakeSlot(spec, { ...inUse, [tier]: own + 1 }, tier, reclaiming);
   const reserved = spec.tiers[tier]?.reserved ?? 0;
   if (!granted && own < reserved) live[tier] = Math.max(live[tier] ?? 0, now + reclaimMs);
   if (granted && (own + 1 >= reserved || !moreWaiting)) delete live[tier];
-  return { granted, marks: live };
+  if (ask && !granted && !yields) liveClaims[tier] = { asker: ask.asker, deadline: ask.deadline, until: now + reclaimMs };
+  if (ask && granted && claim?.asker === ask.asker) delete liveClaims[tier];
+  return { granted, marks: live, claims: liveClaims };
 }
 
 /** Splits C slots by share fractions; rounding leftovers stay unreserved, free to all. */

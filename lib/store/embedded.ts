@@ -5,7 +5,7 @@
 import type { Clock } from '../clock/clock.js';
 import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../limits/fixed-window.js';
 import { pace } from '../limits/gcra.js';
-import { DEFAULT_RECLAIM_MS, takeSlot, type ReclaimMarks } from '../limits/capacity-gate.js';
+import { DEFAULT_RECLAIM_MS, takeSlot, type ReclaimMarks, type SlotClaims } from '../limits/capacity-gate.js';
 import { createEmbeddedAggregate } from './embedded-aggregate.js';
 import { parseReservoirPlace } from './keys.js';
 import type {
@@ -36,6 +36,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
   const tats = new Map<string, number>();
   const gates = new Map<string, Map<string, Lease>>();
   const reclaims = new Map<string, ReclaimMarks>();
+  const claims = new Map<string, SlotClaims>();
   const watchers = new Map<string, Set<() => void>>();
   let admissions = 0;
 
@@ -147,9 +148,12 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       const leases = leasesOf(request.key, now);
       const inUse = countByTier(leases);
       const marks = reclaims.get(request.key) ?? {};
-      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS, request.moreWaiting ?? true);
+      const ask = request.asker && Number.isFinite(request.deadline) ? { asker: request.asker, deadline: request.deadline! } : undefined;
+      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS, request.moreWaiting ?? true, ask, claims.get(request.key));
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);
+      if (Object.keys(decision.claims).length > 0) claims.set(request.key, decision.claims);
+      else claims.delete(request.key);
       if (!decision.granted) {
         const nextExpiry = Math.min(...[...leases.values()].map((l) => l.expiresAt));
         // Slots usually free when a request finishes; the lease expiry is only the worst case.

@@ -110,6 +110,14 @@ export interface SlotRequest {
    * its idle share is lent again at once instead of when the mark lapses.
    */
   readonly moreWaiting?: boolean;
+  /**
+   * Who asks (a dispatcher's id) and the deadline of the waiter it asks for. A refused
+   * asker claims the tier, so another asker with a later deadline does not take the last
+   * slot it could have had (takeSlot's claims in lib/limits/capacity-gate.ts). Without
+   * them the ask claims nothing and yields to any claim.
+   */
+  readonly asker?: string;
+  readonly deadline?: number;
 }
 
 export type SlotDecision =

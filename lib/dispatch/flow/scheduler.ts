@@ -165,6 +165,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   const reclaimMs = 2 * keepaliveMs;
   const { leaseMs, minSuspendMs } = deps.options;
   const models = new Map<string, ModelFlows>();
+  /** This dispatcher, as the gate tells askers apart (claims). */
+  const asker = deps.newId();
   const speed = new ServiceTime();
   const slotsOf = (model: string, declared: Model) => (deps.slots ? deps.slots.slots(model, declared) : declared.slots);
   let seq = 0;
@@ -342,7 +344,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse, nthEnd(m.calls.values(), ownReleasesNear(m)) - now);
       const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
-      const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1 });
+      const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1, asker, deadline: w.deadline });
       m.inUse = decision.inUse;
       if (decision.granted) {
         if (take(m, q, w, true)) w.value.settle({ kind: 'granted', grant: grantFor(m, q, w, leaseId) });

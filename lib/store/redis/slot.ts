@@ -2,8 +2,9 @@
  * Capacity-gate slot leases: the Lua twin of lib/limits/capacity-gate.ts as the
  * embedded store uses it. Three keys under the gate's hash tag: a sorted set of
  * lease ids scored by expiry (so expired leases are found without a scan), a
- * hash of lease id → tier (so a release needs only the id), and a hash of
- * tier → reclaiming-until ms (takeSlot's marks).
+ * hash of lease id → tier (so a release needs only the id), a hash of
+ * tier → reclaiming-until ms (takeSlot's marks), and a hash of tier → its claim
+ * (`until|deadline|asker`, takeSlot's claims).
  */
 import { DEFAULT_RECLAIM_MS } from '../../limits/capacity-gate.js';
 import type { SlotDecision, SlotRequest } from '../types.js';
@@ -20,6 +21,11 @@ export function slotReclaimKey(gateKey: string): string {
   return `${gateKey}:reclaiming`;
 }
 
+/** The fourth key of a gate: each tier's claim by the asker with the earliest refused deadline. */
+export function slotClaimsKey(gateKey: string): string {
+  return `${gateKey}:claims`;
+}
+
 /** Where a release is announced: same hash tag as the gate. */
 export function slotReleasedChannel(gateKey: string): string {
   return `${gateKey}:released`;
@@ -29,9 +35,10 @@ export function slotReleasedChannel(gateKey: string): string {
 export const SLOT_RETRY_CAP_MS = 100;
 
 /**
- * KEYS: lease expiries (zset), lease tiers (hash), reclaim marks (hash).
+ * KEYS: lease expiries (zset), lease tiers (hash), reclaim marks (hash), claims (hash).
  * ARGV: now ('' = Redis TIME), tier, capacity, lease id, lease ms, gc slack, retry cap,
- *       reclaim ms, more waiting (1/0), tier count, then per tier: name, reserved, lendable.
+ *       reclaim ms, more waiting (1/0), asker ('' = none), deadline ('' = none), tier count,
+ *       then per tier: name, reserved, lendable.
  * Reply: granted, retryAfterMs, then tier/count pairs in use (after a grant, including it).
  */
 export const ACQUIRE_SLOT = defineScript(
@@ -46,11 +53,14 @@ local slack = tonumber(ARGV[6])
 local retryCap = tonumber(ARGV[7])
 local reclaimMs = tonumber(ARGV[8])
 local moreWaiting = ARGV[9] == '1'
+local asker = ARGV[10]
+local hasAsk = asker ~= '' and ARGV[11] ~= ''
+local askDeadline = tonumber(ARGV[11])
 local spec = {}
 local names = {}
-for i = 1, tonumber(ARGV[10]) do
-  local name = ARGV[8 + i * 3]
-  spec[name] = {reserved = tonumber(ARGV[9 + i * 3]), lendable = tonumber(ARGV[10 + i * 3])}
+for i = 1, tonumber(ARGV[12]) do
+  local name = ARGV[10 + i * 3]
+  spec[name] = {reserved = tonumber(ARGV[11 + i * 3]), lendable = tonumber(ARGV[12 + i * 3])}
   names[#names + 1] = name
 end
 
@@ -73,33 +83,52 @@ for i = 1, #marksFlat, 2 do
   if untilMs > now then marks[marksFlat[i]] = untilMs else lapsed[#lapsed + 1] = marksFlat[i] end
 end
 if #lapsed > 0 then redis.call('HDEL', KEYS[3], unpack(lapsed)) end
+local claims, deadClaims = {}, {}
+local claimsFlat = redis.call('HGETALL', KEYS[4])
+for i = 1, #claimsFlat, 2 do
+  local v = claimsFlat[i + 1]
+  local a = string.find(v, '|', 1, true)
+  local b = a and string.find(v, '|', a + 1, true)
+  local untilMs = a and tonumber(string.sub(v, 1, a - 1))
+  local deadline = b and tonumber(string.sub(v, a + 1, b - 1))
+  if untilMs and deadline and untilMs > now and deadline > now then
+    claims[claimsFlat[i]] = {untilMs = untilMs, deadline = deadline, asker = string.sub(v, b + 1)}
+  else
+    deadClaims[#deadClaims + 1] = claimsFlat[i]
+  end
+end
+if #deadClaims > 0 then redis.call('HDEL', KEYS[4], unpack(deadClaims)) end
 
--- takeSlot: mayTakeSlot with the live marks, then the marks to keep
-local total, borrowed, reservedSum, lendOffer = 0, 0, 0, 0
-for _, name in ipairs(names) do
-  local share = spec[name]
-  local used = inUse[name] or 0
-  reservedSum = reservedSum + share.reserved
-  borrowed = borrowed + math.max(0, used - share.reserved)
-  if name ~= tier and marks[name] == nil then lendOffer = lendOffer + math.min(math.max(0, share.reserved - used), share.lendable) end
-end
-for _, name in ipairs(tiersInUse) do
-  total = total + inUse[name]
-  if spec[name] == nil then borrowed = borrowed + inUse[name] end
-end
+-- mayTakeSlot with the live marks, the asker's tier holding \`extra\` more
 local own = inUse[tier] or 0
 local reserved = 0
 if spec[tier] then reserved = spec[tier].reserved end
-local may
-if total >= capacity then
-  may = false
-else
-  if own < reserved then
-    may = true
-  else
-    may = borrowed + 1 <= math.max(0, capacity - reservedSum) + lendOffer
+local function may_take(extra)
+  local total, borrowed, reservedSum, lendOffer = 0, 0, 0, 0
+  for _, name in ipairs(names) do
+    local share = spec[name]
+    local used = inUse[name] or 0
+    if name == tier then used = used + extra end
+    reservedSum = reservedSum + share.reserved
+    borrowed = borrowed + math.max(0, used - share.reserved)
+    if name ~= tier and marks[name] == nil then lendOffer = lendOffer + math.min(math.max(0, share.reserved - used), share.lendable) end
   end
+  for _, name in ipairs(tiersInUse) do
+    total = total + inUse[name]
+    if spec[name] == nil then borrowed = borrowed + inUse[name] end
+  end
+  total = total + extra
+  if spec[tier] == nil then borrowed = borrowed + extra end
+  if total >= capacity then return false end
+  if own + extra < reserved then return true end
+  return borrowed + 1 <= math.max(0, capacity - reservedSum) + lendOffer
 end
+
+-- takeSlot: an earlier waiter's claim elsewhere leaves it the last slot it could take; then marks and claims to keep
+local may = may_take(0)
+local claim = claims[tier]
+local yields = claim ~= nil and ((not hasAsk) or (claim.asker ~= asker and claim.deadline < askDeadline))
+if may and yields then may = may_take(1) end
 
 if not may and own < reserved then
   marks[tier] = math.max(marks[tier] or 0, now + reclaimMs)
@@ -109,6 +138,15 @@ if not may and own < reserved then
   redis.call('PEXPIRE', KEYS[3], math.ceil(latest - now + slack))
 elseif may and (own + 1 >= reserved or not moreWaiting) and marks[tier] then
   redis.call('HDEL', KEYS[3], tier)
+end
+if hasAsk and not may and not yields then
+  claims[tier] = {untilMs = now + reclaimMs, deadline = askDeadline, asker = asker}
+  redis.call('HSET', KEYS[4], tier, fmt(now + reclaimMs) .. '|' .. fmt(askDeadline) .. '|' .. asker)
+  local latest = now
+  for _, c in pairs(claims) do latest = math.max(latest, c.untilMs) end
+  redis.call('PEXPIRE', KEYS[4], math.ceil(latest - now + slack))
+elseif hasAsk and may and claim ~= nil and claim.asker == asker then
+  redis.call('HDEL', KEYS[4], tier)
 end
 
 local out
@@ -148,10 +186,13 @@ export async function acquireSlotScript(client: EvalClient, request: SlotRequest
     String(SLOT_RETRY_CAP_MS),
     String(request.reclaimMs ?? DEFAULT_RECLAIM_MS),
     request.moreWaiting === false ? '0' : '1',
+    // The same ask the embedded store takes: a named asker with a finite deadline, or none.
+    request.asker && Number.isFinite(request.deadline) ? request.asker : '',
+    request.asker && Number.isFinite(request.deadline) ? String(request.deadline) : '',
     String(tiers.length),
   ];
   for (const [name, share] of tiers) args.push(name, String(share.reserved), String(share.lendable));
-  const keys = [request.key, slotTiersKey(request.key), slotReclaimKey(request.key)];
+  const keys = [request.key, slotTiersKey(request.key), slotReclaimKey(request.key), slotClaimsKey(request.key)];
   const reply = replyArray(await safeEval(client, ACQUIRE_SLOT, keys, args), ACQUIRE_SLOT);
   const inUse: Record<string, number> = {};
   // Tier names come back as strings, except that the Upstash client turns numeric-looking ones into numbers.

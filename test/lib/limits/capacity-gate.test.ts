@@ -63,30 +63,58 @@ describe('capacity gate', () => {
 
     it('a refusal below the reservation marks the tier until now + reclaimMs, and then keeps its idle part from borrowers', () => {
       const refused = takeSlot(small, { batch: 4 }, 'realtime', {}, 1_000, 2_000);
-      expect(refused).toEqual({ granted: false, marks: { realtime: 3_000 } });
+      expect(refused).toEqual({ granted: false, marks: { realtime: 3_000 }, claims: {} });
       // One borrowed slot freed: batch would borrow it back without the mark.
       expect(takeSlot(small, { batch: 3 }, 'batch', {}, 1_500, 2_000).granted).toBe(true);
-      expect(takeSlot(small, { batch: 3 }, 'batch', refused.marks, 1_500, 2_000)).toEqual({ granted: false, marks: { realtime: 3_000 } });
+      expect(takeSlot(small, { batch: 3 }, 'batch', refused.marks, 1_500, 2_000)).toEqual({ granted: false, marks: { realtime: 3_000 }, claims: {} });
     });
 
     it('a refusal at or above the reservation marks nothing', () => {
-      expect(takeSlot(small, { batch: 4 }, 'batch', {}, 0, 2_000)).toEqual({ granted: false, marks: {} });
-      expect(takeSlot(small, { batch: 2, realtime: 2 }, 'realtime', {}, 0, 2_000)).toEqual({ granted: false, marks: {} });
+      expect(takeSlot(small, { batch: 4 }, 'batch', {}, 0, 2_000)).toEqual({ granted: false, marks: {}, claims: {} });
+      expect(takeSlot(small, { batch: 2, realtime: 2 }, 'realtime', {}, 0, 2_000)).toEqual({ granted: false, marks: {}, claims: {} });
       // A tier outside the spec reserves nothing.
-      expect(takeSlot(small, { batch: 4 }, 'other', {}, 0, 2_000)).toEqual({ granted: false, marks: {} });
+      expect(takeSlot(small, { batch: 4 }, 'other', {}, 0, 2_000)).toEqual({ granted: false, marks: {}, claims: {} });
     });
 
     it('a grant below the reservation keeps the mark; the grant that reaches it clears it', () => {
       const marks = { realtime: 3_000 };
-      expect(takeSlot(small, { batch: 2 }, 'realtime', marks, 1_000, 2_000)).toEqual({ granted: true, marks });
-      expect(takeSlot(small, { batch: 2, realtime: 1 }, 'realtime', marks, 1_000, 2_000)).toEqual({ granted: true, marks: {} });
+      expect(takeSlot(small, { batch: 2 }, 'realtime', marks, 1_000, 2_000)).toEqual({ granted: true, marks, claims: {} });
+      expect(takeSlot(small, { batch: 2, realtime: 1 }, 'realtime', marks, 1_000, 2_000)).toEqual({ granted: true, marks: {}, claims: {} });
     });
 
     it('a mark lapses at its time, and a later refusal extends it but never shortens it', () => {
       expect(takeSlot(small, { batch: 3 }, 'batch', { realtime: 3_000 }, 2_999, 2_000).granted).toBe(false);
-      expect(takeSlot(small, { batch: 3 }, 'batch', { realtime: 3_000 }, 3_000, 2_000)).toEqual({ granted: true, marks: {} });
+      expect(takeSlot(small, { batch: 3 }, 'batch', { realtime: 3_000 }, 3_000, 2_000)).toEqual({ granted: true, marks: {}, claims: {} });
       expect(takeSlot(small, { batch: 4 }, 'realtime', { realtime: 3_000 }, 2_000, 2_000).marks).toEqual({ realtime: 4_000 });
       expect(takeSlot(small, { batch: 4 }, 'realtime', { realtime: 3_000 }, 2_000, 500).marks).toEqual({ realtime: 3_000 });
+    });
+  });
+
+  describe('takeSlot claims', () => {
+    const spec = { capacity: 3, tiers: { realtime: { reserved: 3, lendable: 0 } } };
+    const d1 = { asker: 'd1', deadline: 5_000 };
+
+    it('a refused ask claims its tier; a later deadline elsewhere yields the last slot the claimant could take, an earlier one does not', () => {
+      const refused = takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_000, 1_000, true, d1);
+      expect(refused.claims).toEqual({ realtime: { ...d1, until: 2_000 } });
+      const later = takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, { asker: 'd0', deadline: 6_000 }, refused.claims);
+      // Refused below its reservation, the tier is marked reclaiming as well: nobody borrows the slot the claimant waits for.
+      expect(later).toEqual({ granted: false, marks: { realtime: 2_100 }, claims: refused.claims });
+      // Two free: the later one takes one and leaves the claimant the other.
+      expect(takeSlot(spec, { realtime: 1 }, 'realtime', {}, 1_100, 1_000, true, { asker: 'd0', deadline: 6_000 }, refused.claims).granted).toBe(true);
+      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, { asker: 'd2', deadline: 4_000 }, refused.claims).granted).toBe(true);
+      // The claimant's grant ends its claim.
+      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, d1, refused.claims)).toEqual({ granted: true, marks: {}, claims: {} });
+    });
+
+    it('a claim ends at its lapse or its deadline; an earlier refused deadline takes it over', () => {
+      const claims = { realtime: { ...d1, until: 2_000 } };
+      const later = { asker: 'd0', deadline: 9_000 };
+      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 2_000, 1_000, true, later, claims).granted).toBe(true);
+      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_500, 1_000, true, later, { realtime: { ...d1, deadline: 1_500, until: 2_000 } }).granted).toBe(true);
+      expect(takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_500, 1_000, true, { asker: 'd2', deadline: 4_000 }, claims).claims).toEqual({
+        realtime: { asker: 'd2', deadline: 4_000, until: 2_500 },
+      });
     });
   });
 

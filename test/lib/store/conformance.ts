@@ -447,6 +447,49 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect((await take('batch', 'b8')).granted).toBe(true);
       });
 
+      it("a refused asker's claim keeps the last slot it could take from a later deadline elsewhere, not from an earlier one; the claim ends with its grant, its lapse or its deadline", async () => {
+        const clock = new VirtualClock(10_000);
+        const store = await open(clock);
+        const gate = { key: slotGateKey(`m-${uid()}`), capacity: 3, tiers: { realtime: { reserved: 3, lendable: 0 } }, leaseMs: 60_000, reclaimMs: 1_000 };
+        const take = (id: string, asker?: string, deadlineIn?: number) =>
+          store.acquireSlot({ ...gate, tier: 'realtime', leaseId: id, ...(asker ? { asker, deadline: clock.now() + deadlineIn! } : {}) });
+        for (const id of ['r0', 'r1', 'r2']) expect((await take(id, 'd0', 5_000)).granted).toBe(true);
+        // d1's waiter (due in 3 s) is refused: it claims the tier.
+        expect((await take('x0', 'd1', 3_000)).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'r0');
+        // d0 asks first for a waiter due later, and may not take the slot d1's waiter could have; nor may an ask without a deadline.
+        expect((await take('x1', 'd0', 4_000)).granted).toBe(false);
+        expect((await take('x2')).granted).toBe(false);
+        // An earlier waiter still goes first.
+        expect(await take('x3', 'd2', 2_000)).toEqual({ granted: true, inUse: { realtime: 3 } });
+        await store.releaseSlot(gate.key, 'r1');
+        // d1's claim still stands: d0 yields again, and d1 takes the slot.
+        expect((await take('x4', 'd0', 4_000)).granted).toBe(false);
+        expect((await take('x4b', 'd1', 3_000)).granted).toBe(true);
+        // d1 claims again; with two slots free, a later deadline takes one and leaves it the other.
+        expect((await take('x5', 'd1', 3_000)).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'r2');
+        await store.releaseSlot(gate.key, 'x3');
+        expect((await take('x6', 'd0', 4_000)).granted).toBe(true);
+        expect((await take('x7', 'd0', 4_000)).granted).toBe(false);
+        // The claimant's own grant ends its claim.
+        expect((await take('x8', 'd1', 3_000)).granted).toBe(true);
+        await store.releaseSlot(gate.key, 'x8');
+        expect((await take('x9', 'd0', 4_000)).granted).toBe(true);
+        // A claim lapses reclaimMs after the refusal that set it...
+        expect((await take('y0', 'd1', 3_000)).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'x9');
+        await clock.advance(999);
+        expect((await take('y1', 'd0', 4_000)).granted).toBe(false);
+        await clock.advance(1);
+        expect((await take('y2', 'd0', 4_000)).granted).toBe(true);
+        // ... or at its waiter's deadline, whichever is first.
+        expect((await take('y3', 'd1', 300)).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'y2');
+        await clock.advance(300);
+        expect((await take('y4', 'd0', 4_000)).granted).toBe(true);
+      });
+
       it('a tier refused at or above its reservation sets no reclaim mark', async () => {
         const store = await open(new VirtualClock(0));
         const gate = {
@@ -500,6 +543,10 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
             leaseMs: fc.integer({ min: 1, max: 3000 }),
             reclaimMs: fc.option(fc.integer({ min: 0, max: 3000 }), { nil: undefined }),
             moreWaiting: fc.option(fc.boolean(), { nil: undefined }),
+            ask: fc.option(
+              fc.record({ asker: fc.constantFrom('d0', 'd1', 'd2'), deadlineIn: fc.integer({ min: -100, max: 5_000 }), fraction: fc.constantFrom(0, 0.25) }),
+              { nil: undefined },
+            ),
           }),
           weight: 3,
         },
@@ -576,6 +623,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
                         leaseMs: step.leaseMs,
                         reclaimMs: step.reclaimMs,
                         moreWaiting: step.moreWaiting,
+                        ...(step.ask ? { asker: step.ask.asker, deadline: clock.now() + step.ask.deadlineIn + step.ask.fraction } : {}),
                       }),);
                     break;
                   case 'release':
