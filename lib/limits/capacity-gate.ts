@@ -127,8 +127,12 @@ export function takeSlot(
   const reserved = spec.tiers[tier]?.reserved ?? 0;
   if (!granted && own < reserved) live[tier] = Math.max(live[tier] ?? 0, now + reclaimMs);
   if (granted && (own + 1 >= reserved || !moreWaiting)) delete live[tier];
-  if (ask && !granted && !yields) liveClaims[tier] = { asker: ask.asker, deadline: ask.deadline, until: now + reclaimMs };
-  if (ask && granted && claim?.asker === ask.asker) delete liveClaims[tier];
+  let total = 0;
+  for (const n of Object.values(inUse)) total += n;
+  // Only a full room is a race to win. Refused while a slot is free, the asker's own spec
+  // holds it back, and a claim would only hold back the askers who could use that slot.
+  if (ask && !granted && !yields && total >= spec.capacity) liveClaims[tier] = { asker: ask.asker, deadline: ask.deadline, until: now + reclaimMs };
+  else if (ask && claim?.asker === ask.asker && (granted || total < spec.capacity)) delete liveClaims[tier];
   return { granted, marks: live, claims: liveClaims };
 }
 

@@ -139,13 +139,17 @@ if not may and own < reserved then
 elseif may and (own + 1 >= reserved or not moreWaiting) and marks[tier] then
   redis.call('HDEL', KEYS[3], tier)
 end
-if hasAsk and not may and not yields then
+-- only a full room is a race to win: refused with a slot free, the asker's own spec holds it back
+local held = 0
+for _, name in ipairs(tiersInUse) do held = held + inUse[name] end
+local full = held >= capacity
+if hasAsk and not may and not yields and full then
   claims[tier] = {untilMs = now + reclaimMs, deadline = askDeadline, asker = asker}
   redis.call('HSET', KEYS[4], tier, fmt(now + reclaimMs) .. '|' .. fmt(askDeadline) .. '|' .. asker)
   local latest = now
   for _, c in pairs(claims) do latest = math.max(latest, c.untilMs) end
   redis.call('PEXPIRE', KEYS[4], math.ceil(latest - now + slack))
-elseif hasAsk and may and claim ~= nil and claim.asker == asker then
+elseif hasAsk and claim ~= nil and claim.asker == asker and (may or not full) then
   redis.call('HDEL', KEYS[4], tier)
 end
 

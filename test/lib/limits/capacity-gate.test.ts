@@ -107,6 +107,21 @@ describe('capacity gate', () => {
       expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, d1, refused.claims)).toEqual({ granted: true, marks: {}, claims: {} });
     });
 
+    it('a claimant refused while a slot is free drops its claim: its own spec holds it back, not the race', () => {
+      const strict = { capacity: 3, tiers: { realtime: { reserved: 2, lendable: 0 }, batch: { reserved: 1, lendable: 0 } } };
+      const lending = { ...strict, tiers: { ...strict.tiers, realtime: { reserved: 2, lendable: 1 } } };
+      const d0 = { asker: 'd0', deadline: 9_000 };
+      const full = takeSlot(strict, { realtime: 2, batch: 1 }, 'batch', {}, 1_000, 1_000, true, d1);
+      expect(full.claims).toEqual({ batch: { ...d1, until: 2_000 } });
+      // A realtime slot frees: d0 could borrow it, but yields to d1's claim...
+      expect(takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d0, full.claims).granted).toBe(false);
+      // ... d1's own spec lends it nothing, so its refusal ends the claim...
+      const refused = takeSlot(strict, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d1, full.claims);
+      expect(refused).toEqual({ granted: false, marks: {}, claims: {} });
+      // ... and d0 takes the slot instead of leaving it idle.
+      expect(takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d0, refused.claims).granted).toBe(true);
+    });
+
     it('a claim ends at its lapse or its deadline; an earlier refused deadline takes it over', () => {
       const claims = { realtime: { ...d1, until: 2_000 } };
       const later = { asker: 'd0', deadline: 9_000 };

@@ -490,6 +490,26 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect((await take('y4', 'd0', 4_000)).granted).toBe(true);
       });
 
+      it('a claimant refused while a slot is free drops its claim: its own spec holds it back, not the race', async () => {
+        const clock = new VirtualClock(10_000);
+        const store = await open(clock);
+        const key = slotGateKey(`m-${uid()}`);
+        const strict = { realtime: { reserved: 2, lendable: 0 }, batch: { reserved: 1, lendable: 0 } };
+        const lending = { ...strict, realtime: { reserved: 2, lendable: 1 } };
+        const take = (tier: string, leaseId: string, tiers: typeof strict, asker: string, deadlineIn: number) =>
+          store.acquireSlot({ key, capacity: 3, tiers, leaseMs: 60_000, reclaimMs: 1_000, tier, leaseId, asker, deadline: clock.now() + deadlineIn });
+        for (const id of ['r0', 'r1']) expect((await take('realtime', id, strict, 'd9', 5_000)).granted).toBe(true);
+        expect((await take('batch', 'b0', strict, 'd9', 5_000)).granted).toBe(true);
+        // Full: d1's batch waiter claims the tier.
+        expect((await take('batch', 'b1', strict, 'd1', 3_000)).granted).toBe(false);
+        await store.releaseSlot(key, 'r0');
+        // d0 could borrow the freed realtime slot, but yields to d1's claim...
+        expect((await take('batch', 'b2', lending, 'd0', 4_000)).granted).toBe(false);
+        // ... d1's own spec lends it nothing, so its refusal ends the claim, and d0 takes the slot.
+        expect((await take('batch', 'b3', strict, 'd1', 3_000)).granted).toBe(false);
+        expect(await take('batch', 'b4', lending, 'd0', 4_000)).toEqual({ granted: true, inUse: { realtime: 1, batch: 2 } });
+      });
+
       it('a tier refused at or above its reservation sets no reclaim mark', async () => {
         const store = await open(new VirtualClock(0));
         const gate = {
