@@ -46,6 +46,16 @@ describe('seed2-burst (small: 700 batch requests from 10 accounts, 8 GPU slots)'
     expect(seed2Small.batchRequests).toBe(700);
     expectSeedFigures(h);
   });
+
+  it('two dispatchers sharing the store: the seed\'s bar holds, and the GPU stays busy while requests wait', { timeout: 240_000 }, async () => {
+    // Each dispatcher spaces its send-backs by its own share of the starts; spaced by all of them,
+    // they came back twice as early, to a room still full: 1.67 deliveries per completed request.
+    const out = await seed2Burst.run({ seed: 1, size: 'small', flags: { dispatchers: '2' }, log: () => {} });
+    const h = out.headline;
+    console.log(`seed2-burst small, 2 dispatchers: ${JSON.stringify(h)}`);
+    expectSeedFigures(h);
+    expect(h.sluiceGpuBusyWhileSlotWaited as number).toBeGreaterThanOrEqual(0.95);
+  });
 });
 
 describe('seed2-burst, the campaign from 40 tenants instead of one (40 LiteTopics)', () => {

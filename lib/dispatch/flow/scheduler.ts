@@ -256,7 +256,11 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       let n = 0;
       for (const q of m.tiers.values()) for (const w of q.waiters()) (tokens += w.estimate), n++;
       const inUse = slotsInUse(m.inUse);
-      const slotMs = (perToken * tokens) / Math.max(1, inUse);
+      // Beside other dispatchers the waiters here start at this dispatcher's share of the starts,
+      // taken as its share of the calls. That share is read as at least half: a dispatcher just
+      // started, with a call or two, would otherwise send requests away many times too long.
+      const own = Math.min(inUse, Math.max(m.calls.size, Math.ceil(inUse / 2)));
+      const slotMs = (perToken * tokens) / Math.max(1, own);
       ms = Math.max(ms, slotMs);
       perStartMs = n > 0 ? slotMs / n : 0;
     }

@@ -194,6 +194,41 @@ describe('flow control', () => {
     await clock.advance(1);
   });
 
+  it('beside another dispatcher, sends back for its share of the starts, read as at least half', async () => {
+    // Two dispatchers share one store and 8 slots. The waiters here start at this dispatcher's
+    // share of the starts; a share of one call in eight is read as half, not as an eighth.
+    const clock = new VirtualClock(0);
+    const raw = basePolicy();
+    raw.models.m!.slots = 8;
+    const policy = parsePolicy(raw);
+    const store = createEmbeddedStore(clock);
+    let n = 0;
+    const dispatcher = (maxWaiting: number) =>
+      createFlowControl({ clock, store, policy: () => policy, newId: () => `id-${n++}`, options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting } });
+    const [here, there] = [dispatcher(2), dispatcher(8)];
+    const ask = (flows: typeof here) => flows.ask({ flow: { tier: 'batch', tenant: 't', account: 'a' }, model: 'm', deadline: clock.now() + 60_000, estimate: 100 });
+    // 100 tokens in 1 s: 10 ms a token, here.
+    const learn = granted(await ask(here));
+    await clock.advance(1_000);
+    await learn.release(100);
+    const mine = granted(await ask(here));
+    const asked = Array.from({ length: 7 }, () => ask(there));
+    await clock.advance(1);
+    const theirs = await Promise.all(asked);
+    const waiting = [ask(here), ask(here)];
+    await clock.advance(1);
+    const back = await ask(here);
+    if (back.kind !== 'suspend') throw new Error(`expected a Suspend, got ${JSON.stringify(back)}`);
+    // 200 tokens waiting here at 10 ms a token over half of the 8 slots: 500 ms
+    // (over all 8, 250 ms: back too soon to a room still full; over this one call, 2 s).
+    expect(back.ms).toBeGreaterThanOrEqual(450);
+    expect(back.ms).toBeLessThanOrEqual(550);
+    await mine.release(100);
+    for (const v of theirs) await granted(v).release(100);
+    for (const w of waiting) void w.then(async (v) => { if (v.kind === 'granted') await v.grant.release(100); });
+    await clock.advance(1);
+  });
+
   it('answers expired when the deadline passes while it waits', async () => {
     const { clock, ask } = setup({ slots: 1 });
     const holder = granted(await ask('batch'));
