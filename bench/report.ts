@@ -33,23 +33,43 @@ export function reportedScenarios(): string[] {
   return Object.keys(SCENARIOS).filter((name) => !Object.hasOwn(NOT_IN_REPORT, name));
 }
 
+/**
+ * Scenarios the report runs once more with flags, each its own section: where a
+ * deployment differs from the lab's default (two dispatchers sharing the store)
+ * and the difference is the point.
+ */
+export const REPORT_VARIANTS: readonly { readonly scenario: string; readonly flags: Readonly<Record<string, string>> }[] = [
+  { scenario: 'seed2-burst', flags: { dispatchers: '2' } },
+  { scenario: 'mixed-overload', flags: { dispatchers: '2' } },
+];
+
+/** How a variant is named in headings and chart files: the command-line flags it adds. */
+export function variantName(flags: Readonly<Record<string, string>>): string {
+  return Object.entries(flags)
+    .map(([k, v]) => `--${k} ${v}`)
+    .join(' ');
+}
+
 /** Runs each reported scenario once; returns the report's files by path relative to its directory. */
 export async function buildReport(log: (line: string) => void, onScenario: (name: string) => void = () => {}): Promise<Map<string, string>> {
-  const names = reportedScenarios();
+  const runs = [...reportedScenarios().map((scenario) => ({ scenario, flags: {} })), ...REPORT_VARIANTS];
   const files = new Map<string, string>();
   const reported: ReportedScenario[] = [];
-  for (const [i, name] of names.entries()) {
+  for (const [i, { scenario, flags }] of runs.entries()) {
+    const variant = variantName(flags);
+    const name = variant ? `${scenario} ${variant}` : scenario;
     onScenario(name);
-    log(`report: ${name} (${i + 1} of ${names.length})`);
+    log(`report: ${name} (${i + 1} of ${runs.length})`);
     const started = performance.now();
-    const output = await runScenario({ scenario: name, engine: 'embedded', out: '', seed: SEED, size: SIZE, flags: {} }, log);
+    const output = await runScenario({ scenario, engine: 'embedded', out: '', seed: SEED, size: SIZE, flags }, log);
     const chartPaths: string[] = [];
     for (const [file, svg] of Object.entries(charts(output))) {
-      const path = `${CHARTS}/${file}`;
+      // A variant's charts beside the default run's: same scenario, so its flags go into the file name.
+      const path = `${CHARTS}/${variant ? file.replace(/\.svg$/, `${variant.replace(/[^a-z0-9]+/gi, '-')}.svg`) : file}`;
       files.set(path, svg);
       chartPaths.push(path);
     }
-    reported.push({ output, description: SCENARIOS[name]!.description, charts: chartPaths });
+    reported.push({ output, description: SCENARIOS[scenario]!.description, charts: chartPaths, ...(variant ? { variant } : {}) });
     log(`report: ${name} done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
   files.set(

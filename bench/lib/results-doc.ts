@@ -12,7 +12,11 @@ export interface ReportedScenario {
   readonly description: string;
   /** Chart files, relative to the document. */
   readonly charts: readonly string[];
+  /** The flags of a run beside the scenario's default one (`--dispatchers 2`), in its heading. */
+  readonly variant?: string;
 }
+
+const heading = (s: ReportedScenario) => (s.variant ? `${s.output.scenario} ${s.variant}` : s.output.scenario);
 
 export interface ResultsDoc {
   /** The command that writes the document. */
@@ -28,15 +32,15 @@ export interface ResultsDoc {
 }
 
 /** GitHub's anchor for a heading. */
-const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-');
+const anchor = (text: string) => text.toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-');
 
 function section(s: ReportedScenario): string {
   const o = s.output;
   return [
-    `## ${o.scenario}`,
+    `## ${heading(s)}`,
     markdownText(s.description),
     markdownTable(headlineTable(o.headline)),
-    ...s.charts.map((c) => `![${o.scenario}: ${c}](${c})`),
+    ...s.charts.map((c) => `![${heading(s)}: ${c}](${c})`),
     ...o.tables.map(markdownTable),
     markdownParams(o.params),
   ].join('\n\n');
@@ -52,9 +56,10 @@ export function resultsMarkdown(doc: ResultsDoc): string {
       `\`${doc.checkedBy}\` regenerates this file and its charts and fails when they differ, so a change that ` +
       'moves a figure updates them in the same commit: run the command and commit `docs/`.',
     'Each section is one scenario as `npm run bench -- <scenario>` reports it: the headline figures (the JSON ' +
-      'line it prints last), its chart, its tables, and the parameters it ran with.',
+      'line it prints last), its chart, its tables, and the parameters it ran with. A section headed with flags ' +
+      '(`seed2-burst --dispatchers 2`) is the same scenario run again with them.',
     ...(omitted.length ? ['Not in this file:', omitted.map(([name, why]) => `- \`${name}\`: ${markdownText(why)}`).join('\n')] : []),
-    doc.scenarios.map((s) => `- [${s.output.scenario}](#${anchor(s.output.scenario)})`).join('\n'),
+    doc.scenarios.map((s) => `- [${heading(s)}](#${anchor(heading(s))})`).join('\n'),
   ];
   return [...head, ...doc.scenarios.map(section)].join('\n\n') + '\n';
 }

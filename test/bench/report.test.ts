@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SCENARIOS } from '../../bench/main.js';
-import { NOT_IN_REPORT, REPORT_COMMAND, reportedScenarios, writeReport } from '../../bench/report.js';
+import { NOT_IN_REPORT, REPORT_COMMAND, REPORT_VARIANTS, reportedScenarios, variantName, writeReport } from '../../bench/report.js';
 
 const run = promisify(execFile);
 
@@ -30,6 +30,9 @@ describe('the report', () => {
     expect(reportedScenarios()).toEqual(Object.keys(SCENARIOS).filter((name) => !(name in NOT_IN_REPORT)));
     expect(reportedScenarios()).toContain('seed2-burst');
     expect(reportedScenarios()).not.toContain('scale');
+    // A variant runs a reported scenario again with flags, and is headed by them.
+    for (const v of REPORT_VARIANTS) expect(reportedScenarios()).toContain(v.scenario);
+    expect(variantName({ dispatchers: '2' })).toBe('--dispatchers 2');
   });
 
   it('writes its files and removes charts it no longer draws, nothing else', () => {
