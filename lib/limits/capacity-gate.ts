@@ -14,8 +14,8 @@
  * service time) plus its retry interval.
  *
  * Within a tier, several dispatchers ask for the same slots, each for its own
- * earliest-deadline waiter, and the one whose call just ended asks first. So a
- * refused asker claims the tier for its waiter (takeSlot's claims): while the claim
+ * earliest-deadline waiter, and the one whose call just ended asks first. So an
+ * asker refused by a full room claims the tier for its waiter (takeSlot's claims): while the claim
  * stands, an asker whose waiter's deadline is later may not take the last slot the
  * claimant could have had. Without it, one dispatcher's waiters can lose every
  * race to another's newer ones until they expire.
@@ -54,8 +54,9 @@ export interface SlotAsker {
 }
 
 /**
- * A tier's claim: the refused asker with the earliest waiting deadline, standing
- * until `until` (a refusal renews it) or its deadline, whichever is first.
+ * A tier's claim: the asker refused by a full room with the earliest waiting deadline,
+ * standing until `until` (such a refusal renews it) or its deadline, whichever is first.
+ * The claimant's grant ends it, and so does its refusal while a slot is free.
  */
 export interface SlotClaim extends SlotAsker {
   readonly until: number;
