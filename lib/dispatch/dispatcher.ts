@@ -190,7 +190,9 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     parked.hold(messageId, { at: clock.now(), cause });
     return result;
   }
-  function suspend(message: LiteMessage, envelope: Envelope, ms: number, cause: SuspendCause, heldMs?: number): ConsumeResult {
+  function suspend(message: LiteMessage, envelope: Envelope, pauseMs: number, cause: SuspendCause, heldMs?: number): ConsumeResult {
+    // Whole ms, as the broker's Suspend takes them: the trace and metrics show what was asked.
+    const ms = Math.ceil(pauseMs);
     emit({ type: 'suspended', envelope, ms, cause, ...(heldMs !== undefined ? { heldMs } : {}) });
     return park(message.messageId, cause, Consume.suspend(ms));
   }

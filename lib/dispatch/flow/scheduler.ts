@@ -266,7 +266,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     }
     const at = Math.max(now + ms, m.sendBackAt.get(tier) ?? 0);
     m.sendBackAt.set(tier, at + PLACES_PER_RETURN * perStartMs);
-    return Math.max(minSuspendMs, Math.min(at - now, deadline - now));
+    // Whole ms: the broker's Suspend takes them, and a trace shows what was asked.
+    return Math.ceil(Math.max(minSuspendMs, Math.min(at - now, deadline - now)));
   }
 
   function take(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, started: boolean): boolean {
