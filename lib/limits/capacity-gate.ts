@@ -64,6 +64,18 @@ export interface SlotClaim extends SlotAsker {
 
 export type SlotClaims = Readonly<Record<string, SlotClaim>>;
 
+/** The ask a slot request makes: a named asker with a finite deadline, or none (it claims nothing). */
+export function slotAsk(request: { readonly asker?: string; readonly deadline?: number }): SlotAsker | undefined {
+  return request.asker && request.deadline !== undefined && Number.isFinite(request.deadline) ? { asker: request.asker, deadline: request.deadline } : undefined;
+}
+
+/** Slots held, all tiers together. */
+export function slotsInUse(inUse: Readonly<Record<string, number>>): number {
+  let n = 0;
+  for (const k of Object.values(inUse)) n += k;
+  return n;
+}
+
 const NONE: ReadonlySet<string> = new Set();
 
 export function mayTakeSlot(
@@ -128,8 +140,7 @@ export function takeSlot(
   const reserved = spec.tiers[tier]?.reserved ?? 0;
   if (!granted && own < reserved) live[tier] = Math.max(live[tier] ?? 0, now + reclaimMs);
   if (granted && (own + 1 >= reserved || !moreWaiting)) delete live[tier];
-  let total = 0;
-  for (const n of Object.values(inUse)) total += n;
+  const total = slotsInUse(inUse);
   // Only a full room is a race to win. Refused while a slot is free, the asker's own spec
   // holds it back, and a claim would only hold back the askers who could use that slot.
   if (ask && !granted && !yields && total >= spec.capacity) liveClaims[tier] = { asker: ask.asker, deadline: ask.deadline, until: now + reclaimMs };

@@ -5,7 +5,7 @@
 import type { Clock } from '../clock/clock.js';
 import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../limits/fixed-window.js';
 import { pace } from '../limits/gcra.js';
-import { DEFAULT_RECLAIM_MS, takeSlot, type ReclaimMarks, type SlotClaims } from '../limits/capacity-gate.js';
+import { DEFAULT_RECLAIM_MS, slotAsk, takeSlot, type ReclaimMarks, type SlotClaims } from '../limits/capacity-gate.js';
 import { createEmbeddedAggregate } from './embedded-aggregate.js';
 import { parseReservoirPlace } from './keys.js';
 import type {
@@ -148,8 +148,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       const leases = leasesOf(request.key, now);
       const inUse = countByTier(leases);
       const marks = reclaims.get(request.key) ?? {};
-      const ask = request.asker && Number.isFinite(request.deadline) ? { asker: request.asker, deadline: request.deadline! } : undefined;
-      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS, request.moreWaiting ?? true, ask, claims.get(request.key));
+      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS, request.moreWaiting ?? true, slotAsk(request), claims.get(request.key));
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);
       if (Object.keys(decision.claims).length > 0) claims.set(request.key, decision.claims);

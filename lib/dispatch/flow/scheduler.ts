@@ -26,6 +26,7 @@
 import type { Clock } from '../../clock/clock.js';
 import type { Model, Policy } from '../../policy/schema.js';
 import { own } from '../../policy/lookup.js';
+import { slotsInUse } from '../../limits/capacity-gate.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
@@ -135,13 +136,6 @@ interface ModelFlows {
   /** Per tier: when the next request sent back from a full room should return (sendBackMs). */
   readonly sendBackAt: Map<string, number>;
   cancelKeepalive: (() => void) | undefined;
-}
-
-/** The model's slots in use, all tiers together, as the gate last counted them. */
-function slotsInUse(inUse: Readonly<Record<string, number>>): number {
-  let n = 0;
-  for (const k of Object.values(inUse)) n += k;
-  return n;
 }
 
 /** The n-th earliest of `times` (Infinity when there are fewer): n is small, so one pass keeping the n least. */

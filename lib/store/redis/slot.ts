@@ -6,7 +6,7 @@
  * tier → reclaiming-until ms (takeSlot's marks), and a hash of tier → its claim
  * (`until|deadline|asker`, takeSlot's claims).
  */
-import { DEFAULT_RECLAIM_MS } from '../../limits/capacity-gate.js';
+import { DEFAULT_RECLAIM_MS, slotAsk } from '../../limits/capacity-gate.js';
 import type { SlotDecision, SlotRequest } from '../types.js';
 import { GC_SLACK_MS } from './admit.js';
 import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient } from './safe-eval.js';
@@ -180,6 +180,8 @@ return out
 
 export async function acquireSlotScript(client: EvalClient, request: SlotRequest, now: number | undefined): Promise<SlotDecision> {
   const tiers = Object.entries(request.tiers);
+  // The same ask the embedded store takes.
+  const ask = slotAsk(request);
   const args = [
     now === undefined ? '' : String(now),
     request.tier,
@@ -190,9 +192,8 @@ export async function acquireSlotScript(client: EvalClient, request: SlotRequest
     String(SLOT_RETRY_CAP_MS),
     String(request.reclaimMs ?? DEFAULT_RECLAIM_MS),
     request.moreWaiting === false ? '0' : '1',
-    // The same ask the embedded store takes: a named asker with a finite deadline, or none.
-    request.asker && Number.isFinite(request.deadline) ? request.asker : '',
-    request.asker && Number.isFinite(request.deadline) ? String(request.deadline) : '',
+    ask?.asker ?? '',
+    ask ? String(ask.deadline) : '',
     String(tiers.length),
   ];
   for (const [name, share] of tiers) args.push(name, String(share.reserved), String(share.lendable));
