@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../../lib/clock/virtual-clock.js';
-import { createFlowControl, PLACES_PER_RETURN, type Grant, type SlotAsk, type Verdict } from '../../../../lib/dispatch/flow/scheduler.js';
+import { createFlowControl, PLACES_PER_RETURN, type FlowControl, type Grant, type SlotAsk, type Verdict } from '../../../../lib/dispatch/flow/scheduler.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
 import { basePolicy } from '../../policy/fixtures.js';
@@ -13,16 +13,19 @@ function setup(options: { maxWaiting?: number; slots?: number; workers?: number 
   const policy = parsePolicy(raw);
   const store = createEmbeddedStore(clock);
   let n = 0;
-  const flows = createFlowControl({
-    clock,
-    store,
-    policy: () => policy,
-    newId: () => `lease-${n++}`,
-    options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting: options.maxWaiting ?? 64, ...(options.workers ? { workers: options.workers } : {}) },
-  });
-  const ask = (tier: string, tenant = 't', account = 'a', over: Partial<SlotAsk> = {}) =>
+  /** A dispatcher's flow control; more than one share the store, as dispatchers do. */
+  const flowControl = (maxWaiting = options.maxWaiting ?? 64) =>
+    createFlowControl({
+      clock,
+      store,
+      policy: () => policy,
+      newId: () => `lease-${n++}`,
+      options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting, ...(options.workers ? { workers: options.workers } : {}) },
+    });
+  const askOf = (flows: FlowControl) => (tier: string, tenant = 't', account = 'a', over: Partial<SlotAsk> = {}) =>
     flows.ask({ flow: { tier, tenant, account }, model: 'm', deadline: clock.now() + 60_000, estimate: 100, ...over });
-  return { clock, store, flows, ask };
+  const flows = flowControl();
+  return { clock, store, flows, ask: askOf(flows), flowControl, askOf };
 }
 
 const granted = (v: Verdict): Grant => {
@@ -199,27 +202,19 @@ describe('flow control', () => {
   it('beside another dispatcher, sends back for its share of the starts, read as at least half', async () => {
     // Two dispatchers share one store and 8 slots. The waiters here start at this dispatcher's
     // share of the starts; a share of one call in eight is read as half, not as an eighth.
-    const clock = new VirtualClock(0);
-    const raw = basePolicy();
-    raw.models.m!.slots = 8;
-    const policy = parsePolicy(raw);
-    const store = createEmbeddedStore(clock);
-    let n = 0;
-    const dispatcher = (maxWaiting: number) =>
-      createFlowControl({ clock, store, policy: () => policy, newId: () => `id-${n++}`, options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting } });
-    const [here, there] = [dispatcher(2), dispatcher(8)];
-    const ask = (flows: typeof here) => flows.ask({ flow: { tier: 'batch', tenant: 't', account: 'a' }, model: 'm', deadline: clock.now() + 60_000, estimate: 100 });
+    const { clock, ask: here, flowControl, askOf } = setup({ slots: 8, maxWaiting: 2 });
+    const there = askOf(flowControl(8));
     // 300 tokens in 1 s: 3.3 ms a token, here.
-    const learn = granted(await ask(here));
+    const learn = granted(await here('batch'));
     await clock.advance(1_000);
     await learn.release(300);
-    const mine = granted(await ask(here));
-    const asked = Array.from({ length: 7 }, () => ask(there));
+    const mine = granted(await here('batch'));
+    const asked = Array.from({ length: 7 }, () => there('batch'));
     await clock.advance(1);
     const theirs = await Promise.all(asked);
-    const waiting = [ask(here), ask(here)];
+    const waiting = [here('batch'), here('batch')];
     await clock.advance(1);
-    const back = await ask(here);
+    const back = await here('batch');
     if (back.kind !== 'suspend') throw new Error(`expected a Suspend, got ${JSON.stringify(back)}`);
     // 200 tokens waiting here at 3.3 ms a token over half of the 8 slots: 167 ms (over all 8,
     // 83 ms: back too soon to a room still full; over this one call, 667 ms). In whole ms, as
