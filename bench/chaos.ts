@@ -7,6 +7,9 @@
  * answers aside), reservoir places held once everything was answered and at rest,
  * and edge 5xx. Progress lines as it runs; one JSON object last.
  *
+ * The processes log at info to files named in the progress lines; `CHAOS_LOG_LEVEL=debug`
+ * adds the RocketMQ client's own lines (receives, subscription syncs) for a post-mortem.
+ *
  * Every fault runs on a flushed Redis, a LITE topic, group and SQS queues of its
  * own and freshly started processes, so nothing one fault leaves behind leaks into
  * the next.
@@ -192,7 +195,7 @@ async function runFault(
     AWS_SECRET_ACCESS_KEY: 'x',
     SLUICE_POLICY_JSON: JSON.stringify(policy),
     SLUICE_METRICS_PORT: '0',
-    SLUICE_LOG_LEVEL: 'info',
+    SLUICE_LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'info',
     SLUICE_UPSTREAM_TIMEOUT_MS: '15000',
     SLUICE_DISPATCH_CONCURRENCY: '16',
   };

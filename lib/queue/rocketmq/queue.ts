@@ -23,6 +23,7 @@ import { mapSendError } from './errors.js';
 import { FailureCounts } from './failure-counts.js';
 import { Limiter } from './limiter.js';
 import { defaultReceiveWatchdog, observeReceives, ReceiveWatchdog, type ReceiveWatchdogOptions } from './receive-watchdog.js';
+import { keepLiteSubscription, type LiteSubscriptionKeeper } from './lite-subscription.js';
 import { NUDGE_TAG, StallNudger } from './nudge.js';
 import type { ReceiveProbe } from './receive-probe.js';
 import { DEFAULT_RECEIVERS } from './receivers.js';
@@ -188,6 +189,8 @@ export class RocketMQLiteQueue implements LiteQueue {
 interface Receiver {
   starting: Promise<void>;
   consumer: LitePushConsumer | undefined;
+  /** Re-syncs the consumer's lite subscription after a failed sync or receive (lite-subscription.ts). */
+  keeper?: LiteSubscriptionKeeper;
 }
 
 /**
@@ -284,10 +287,14 @@ class RocketMQSubscription {
   private watch(receiver: Receiver, consumer: LitePushConsumer): void {
     const watchdog = new ReceiveWatchdog(this.opts.receiveWatchdog ?? defaultReceiveWatchdog);
     const probe = this.opts.probe;
+    const keeper = keepLiteSubscription(consumer, { clock: this.opts.clock });
+    if (!keeper) this.log.warn({ component: 'rocketmq-queue' }, 'client has no lite subscription manager to keep; a restarted broker waits for its 30 s re-sync');
+    receiver.keeper = keeper;
     let since = this.opts.clock.now();
     const watched = observeReceives(consumer, {
       ok: (messages) => {
         watchdog.succeeded();
+        keeper?.receiveSucceeded();
         // Receives of one process queue run one after another: this one began when the last ended.
         const now = this.opts.clock.now();
         probe?.received(messages, now - since);
@@ -295,6 +302,7 @@ class RocketMQSubscription {
       },
       failed: (err) => {
         since = this.opts.clock.now();
+        keeper?.receiveFailed();
         if (consumer !== receiver.consumer || this.closing) return;
         if (watchdog.failed(err, this.opts.clock.now())) this.replace(receiver, consumer, watchdog.failures, err);
       },
@@ -308,6 +316,7 @@ class RocketMQSubscription {
       'consumer keeps failing to receive; replacing it with a new client',
     );
     receiver.consumer = undefined;
+    receiver.keeper?.stop();
     // The old client settles what it already received (acks through its own receipts)
     // while the new one starts; a redelivery meets the same settled/running maps.
     const retired = consumer.close().catch((closeErr: unknown) => {
@@ -428,6 +437,7 @@ class RocketMQSubscription {
           } catch {
             return;
           }
+          receiver.keeper?.stop();
           await receiver.consumer?.close();
         }),
       );
