@@ -23,6 +23,23 @@ export async function until(what: string, check: () => boolean, timeoutMs = 60_0
   }
 }
 
+/**
+ * Sends until the broker takes it: after a broker restart, sends fail until the proxy
+ * sees the broker again (the edge would spill them). Resolves when the send did.
+ */
+export async function sendOnceBack(queue: { send(liteTopic: string, body: string): Promise<unknown> }, liteTopic: string, body: string, timeoutMs: number, everyMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await queue.send(liteTopic, body);
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await pause(everyMs);
+    }
+  }
+}
+
 /** Call at a test file's top level: registers the after-each cleanup. */
 export function useRocketMQ() {
   const mq = inject('rocketmq');

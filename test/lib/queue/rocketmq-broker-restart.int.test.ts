@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { Consume } from '../../../lib/queue/types.js';
-import { pause, until, useRocketMQ } from '../../support/rocketmq.ts';
+import { pause, sendOnceBack, until, useRocketMQ } from '../../support/rocketmq.ts';
 
 // A restarted broker holds no lite subscriptions: it hands a wildcard consumer nothing
 // until the client syncs its subscription again, which rocketmq-client-nodejs does
@@ -28,17 +28,7 @@ it('delivers what is sent after a broker restart within seconds, not at the clie
   await pause(3_000);
   await control.restartBroker();
 
-  // Sends fail until the proxy sees the broker again (the edge would spill them).
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await queue.send('lt-a', 'after');
-      break;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await pause(500);
-    }
-  }
+  await sendOnceBack(queue, 'lt-a', 'after', 60_000, 500);
   const sentAt = Date.now();
   await until('the message sent after the restart', () => got.has('after'), 60_000);
   const waitedMs = got.get('after')! - sentAt;

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import type { Logger } from '../../../lib/telemetry/log.js';
 import { Consume } from '../../../lib/queue/types.js';
-import { pause, until, useRocketMQ } from '../../support/rocketmq.ts';
+import { pause, sendOnceBack, until, useRocketMQ } from '../../support/rocketmq.ts';
 
 // Issue #15: the broker away long enough for the proxy to drop the consumer's settings
 // (GrpcClientSettingsManager's cleaner), then back. Every receive of the old client
@@ -43,17 +43,7 @@ it('replaces a consumer whose session the proxy dropped during a long broker out
   await pause(OUTAGE_MS);
   await control.restartBroker();
 
-  // Sends fail until the proxy sees the broker again (the edge would spill them).
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      await queue.send('lt-a', 'after');
-      break;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await pause(1_000);
-    }
-  }
+  await sendOnceBack(queue, 'lt-a', 'after', 120_000, 1_000);
   // Well within the client's own settings re-sync (every 5 minutes from its start),
   // which would bring the old consumer back eventually.
   await until('the message sent after the outage', () => got.has('after'), 60_000);
