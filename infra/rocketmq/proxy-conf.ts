@@ -22,8 +22,8 @@ export const PROXY_CONSUMER_SETTINGS = {
   // lite subscription sync failed with "No topic route info" or "group not found" for up
   // to 20 s more, twice over. In the chaos bench's broker-restart (`npm run bench --
   // chaos --faults broker-restart`, with the adapter's lite subscription sync) the
-  // requests redriven from the spillover were all answered 70 s into the run at 20 s and
-  // 35 s at 2 s. The entries are few (one per parent topic and group, not per
+  // requests redriven from the spillover were all answered 65–70 s into the run at 20 s and
+  // within 35–40 s at 2 s. The entries are few (one per parent topic and group, not per
   // LiteTopic), so a refresh every 2 s costs little.
   topicRouteServiceCacheRefreshSeconds: 2,
   topicConfigCacheRefreshSeconds: 2,
