@@ -40,8 +40,10 @@ export const BROKER_SETTINGS: Props = {
   enableLmqQuota: true,
   maxLmqConsumeQueueNum: 30_000,
   // A wildcard consumer that (re)connects learns of LiteTopics with pending messages from a
-  // full scan, scheduled after it registers and run by a loop that wakes every
-  // liteEventCheckInterval (10 s by default): a dispatcher restart would leave them waiting.
+  // full scan, scheduled 5 s after it registers (fixed in 5.5.0) and run by a loop that
+  // wakes every liteEventCheckInterval (10 s by default): a dispatcher restart would leave
+  // them waiting. The scan delay below applies when a new message's event finds no
+  // consumer with room for it (scripts/rocketmq/README.md).
   liteEventCheckInterval: 1_000,
   liteEventFullDispatchDelayTimeForWildcardGroup: 2_000,
   // Sparse files, but each LiteTopic maps its own consume-queue file: keep the per-file size

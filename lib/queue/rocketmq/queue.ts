@@ -24,6 +24,7 @@ import { FailureCounts } from './failure-counts.js';
 import { Limiter } from './limiter.js';
 import { defaultReceiveWatchdog, observeReceives, ReceiveWatchdog, type ReceiveWatchdogOptions } from './receive-watchdog.js';
 import { keepLiteSubscription, type LiteSubscriptionKeeper } from './lite-subscription.js';
+import { retryRefusedSettles } from './settle-retry.js';
 import { NUDGE_TAG, StallNudger } from './nudge.js';
 import type { ReceiveProbe } from './receive-probe.js';
 import { DEFAULT_RECEIVERS } from './receivers.js';
@@ -308,6 +309,15 @@ class RocketMQSubscription {
       },
     });
     if (!watched) this.log.warn({ component: 'rocketmq-queue' }, 'client has no receiveMessage to observe; no receive watchdog');
+    const settles = retryRefusedSettles(consumer, {
+      clock: this.opts.clock,
+      report: (refusal) =>
+        this.log.warn(
+          { component: 'rocketmq-queue', consumerGroup: this.opts.consumerGroup, ...refusal },
+          refusal.retrying ? 'the proxy refused to settle a message; trying again' : 'the proxy refused to settle a message',
+        ),
+    });
+    if (!settles) this.log.warn({ component: 'rocketmq-queue' }, 'client has no ack to observe; a refused ack can block its LiteTopic for the invisible time');
   }
 
   private replace(receiver: Receiver, consumer: LitePushConsumer, failures: number, err: unknown): void {
@@ -328,12 +338,16 @@ class RocketMQSubscription {
   }
 
   private consume(view: MessageView): Promise<RmqResult> {
-    // A nudge only had to arrive (nudge.ts).
-    if (view.tag === NUDGE_TAG) return Promise.resolve(RmqResult.SUCCESS);
     const liteTopic = view.liteTopic ?? '';
+    const nudge = view.tag === NUDGE_TAG;
+    // Per message at debug: with the client's receive lines and the refused settles, what
+    // tells a message the broker holds from one a handler holds (CHAOS_LOG_LEVEL=debug).
+    this.log.debug({ component: 'rocketmq-queue', messageId: view.messageId, liteTopic, deliveryAttempt: view.deliveryAttempt, nudge }, 'message arrived');
+    // A nudge only had to arrive (nudge.ts).
+    if (nudge) return Promise.resolve(RmqResult.SUCCESS);
     const nudger = this.nudger;
     nudger?.arrived(liteTopic);
-    const result = this.consumeProbed(view, liteTopic);
+    const result = this.logged(view.messageId, this.consumeProbed(view, liteTopic));
     if (!nudger) return result;
     return result.then(
       (r) => {
@@ -342,6 +356,20 @@ class RocketMQSubscription {
       },
       (err: unknown) => {
         nudger.settled(liteTopic);
+        throw err;
+      },
+    );
+  }
+
+  private logged(messageId: string, result: Promise<RmqResult>): Promise<RmqResult> {
+    return result.then(
+      (r) => {
+        const outcome = r instanceof ConsumeResultSuspend ? `suspend ${r.suspendTimeMs} ms` : r.name;
+        this.log.debug({ component: 'rocketmq-queue', messageId, outcome }, 'message settled');
+        return r;
+      },
+      (err: unknown) => {
+        this.log.debug({ component: 'rocketmq-queue', messageId, err: String(err) }, 'message handler threw');
         throw err;
       },
     );
