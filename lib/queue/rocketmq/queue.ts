@@ -340,14 +340,14 @@ class RocketMQSubscription {
   private consume(view: MessageView): Promise<RmqResult> {
     const liteTopic = view.liteTopic ?? '';
     const nudge = view.tag === NUDGE_TAG;
-    // Per message at debug: with the client's receive lines and the refused settles, what
-    // tells a message the broker holds from one a handler holds (CHAOS_LOG_LEVEL=debug).
+    // Per message at debug: with the client's receive lines and the refused settles (warn),
+    // what tells a message the broker holds from one a handler holds (CHAOS_LOG_LEVEL=debug).
     this.log.debug({ component: 'rocketmq-queue', messageId: view.messageId, liteTopic, deliveryAttempt: view.deliveryAttempt, nudge }, 'message arrived');
     // A nudge only had to arrive (nudge.ts).
     if (nudge) return Promise.resolve(RmqResult.SUCCESS);
     const nudger = this.nudger;
     nudger?.arrived(liteTopic);
-    const result = this.logged(view.messageId, this.consumeProbed(view, liteTopic));
+    const result = this.consumeProbed(view, liteTopic);
     if (!nudger) return result;
     return result.then(
       (r) => {
@@ -356,20 +356,6 @@ class RocketMQSubscription {
       },
       (err: unknown) => {
         nudger.settled(liteTopic);
-        throw err;
-      },
-    );
-  }
-
-  private logged(messageId: string, result: Promise<RmqResult>): Promise<RmqResult> {
-    return result.then(
-      (r) => {
-        const outcome = r instanceof ConsumeResultSuspend ? `suspend ${r.suspendTimeMs} ms` : r.name;
-        this.log.debug({ component: 'rocketmq-queue', messageId, outcome }, 'message settled');
-        return r;
-      },
-      (err: unknown) => {
-        this.log.debug({ component: 'rocketmq-queue', messageId, err: String(err) }, 'message handler threw');
         throw err;
       },
     );

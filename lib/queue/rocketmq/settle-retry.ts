@@ -16,7 +16,7 @@
  * The client offers no hook, so the two RPC methods its process queues call on the
  * consumer are wrapped on the instance, as `observeReceives` does.
  */
-import type { Clock } from '../../clock/clock.js';
+import { sleep, type Clock } from '../../clock/clock.js';
 
 /** apache.rocketmq.v2.Code */
 const OK = 20_000;
@@ -73,7 +73,7 @@ function wrap(target: Record<string, unknown>, method: string, call: SettleRefus
       const retrying = status.code === INVALID_RECEIPT_HANDLE && attempt <= retries;
       report(opts, { call, messageId: messageIdOf(request), code: status.code, reason: status.message ?? '', attempt, retrying });
       if (!retrying) return response;
-      await new Promise<void>((resolve) => opts.clock.setTimer(retryMs, resolve));
+      await sleep(opts.clock, retryMs);
     }
   };
   return true;
