@@ -21,6 +21,7 @@
  * race to another's newer ones until they expire.
  * The Lua twin is lib/store/redis/slot.ts.
  */
+import { own } from '../policy/lookup.js';
 
 export interface TierShare {
   readonly reserved: number;
@@ -89,7 +90,7 @@ export function mayTakeSlot(
   let reservedSum = 0;
   let lendOffer = 0;
   for (const [name, share] of Object.entries(spec.tiers)) {
-    const used = inUse[name] ?? 0;
+    const used = own(inUse, name) ?? 0;
     reservedSum += share.reserved;
     borrowed += Math.max(0, used - share.reserved);
     if (name !== tier && !reclaiming.has(name)) lendOffer += Math.min(Math.max(0, share.reserved - used), share.lendable);
@@ -97,12 +98,12 @@ export function mayTakeSlot(
   for (const [name, used] of Object.entries(inUse)) {
     total += used;
     // A tier missing from the spec owns nothing: everything it holds is borrowed.
-    if (!(name in spec.tiers)) borrowed += used;
+    if (!Object.hasOwn(spec.tiers, name)) borrowed += used;
   }
   if (total >= spec.capacity) return false;
-  const own = inUse[tier] ?? 0;
-  const reserved = spec.tiers[tier]?.reserved ?? 0;
-  if (own < reserved) return true;
+  const held = own(inUse, tier) ?? 0;
+  const reserved = own(spec.tiers, tier)?.reserved ?? 0;
+  if (held < reserved) return true;
   const unreserved = Math.max(0, spec.capacity - reservedSum);
   return borrowed + 1 <= unreserved + lendOffer;
 }
@@ -131,15 +132,15 @@ export function takeSlot(
   const liveClaims: Record<string, SlotClaim> = {};
   for (const [name, c] of Object.entries(claims)) if (c.until > now && c.deadline > now) liveClaims[name] = c;
   const reclaiming = new Set(Object.keys(live));
-  const own = inUse[tier] ?? 0;
+  const held = own(inUse, tier) ?? 0;
   let granted = mayTakeSlot(spec, inUse, tier, reclaiming);
-  const claim = liveClaims[tier];
+  const claim = own(liveClaims, tier);
   const yields = claim !== undefined && (ask === undefined || (claim.asker !== ask.asker && claim.deadline < ask.deadline));
   // An earlier waiter elsewhere: take a slot only if the claimant could still take one after it.
-  if (granted && yields) granted = mayTakeSlot(spec, { ...inUse, [tier]: own + 1 }, tier, reclaiming);
-  const reserved = spec.tiers[tier]?.reserved ?? 0;
-  if (!granted && own < reserved) live[tier] = Math.max(live[tier] ?? 0, now + reclaimMs);
-  if (granted && (own + 1 >= reserved || !moreWaiting)) delete live[tier];
+  if (granted && yields) granted = mayTakeSlot(spec, { ...inUse, [tier]: held + 1 }, tier, reclaiming);
+  const reserved = own(spec.tiers, tier)?.reserved ?? 0;
+  if (!granted && held < reserved) live[tier] = Math.max(own(live, tier) ?? 0, now + reclaimMs);
+  if (granted && (held + 1 >= reserved || !moreWaiting)) delete live[tier];
   const total = slotsInUse(inUse);
   // Only a full room is a race to win. Refused while a slot is free, the asker's own spec
   // holds it back, and a claim would only hold back the askers who could use that slot.

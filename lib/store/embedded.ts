@@ -6,6 +6,7 @@ import type { Clock } from '../clock/clock.js';
 import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../limits/fixed-window.js';
 import { pace } from '../limits/gcra.js';
 import { DEFAULT_RECLAIM_MS, slotAsk, takeSlot, type ReclaimMarks, type SlotClaims } from '../limits/capacity-gate.js';
+import { bare } from '../policy/lookup.js';
 import { createEmbeddedAggregate } from './embedded-aggregate.js';
 import { parseReservoirPlace } from './keys.js';
 import type {
@@ -63,7 +64,9 @@ export function createEmbeddedStore(clock: Clock): RateStore {
   }
 
   function countByTier(leases: Map<string, Lease>): Record<string, number> {
-    const inUse: Record<string, number> = {};
+    // Counted on a record without a prototype: a tier is whatever the asker names (the policy refuses
+    // `constructor` and the like, but a message's envelope is not the policy).
+    const inUse = bare<number>({});
     for (const lease of leases.values()) inUse[lease.tier] = (inUse[lease.tier] ?? 0) + 1;
     return inUse;
   }

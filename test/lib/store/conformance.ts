@@ -353,6 +353,27 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect((await take('offline', 'o3')).granted).toBe(false);
       });
 
+      it('tiers named like Object.prototype members are tiers like any other', async () => {
+        // The policy refuses these names, but the store takes a tier from whoever asks (a message's envelope):
+        // it must not read Object.prototype for one, as a plain index would (the embedded store did).
+        const store = await open(new VirtualClock(0));
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 3,
+          tiers: { constructor: { reserved: 1, lendable: 0 }, toString: { reserved: 1, lendable: 0 } },
+          leaseMs: 60_000,
+        };
+        const take = (tier: string, id: string) => store.acquireSlot({ ...gate, tier, leaseId: id, asker: 'd1', deadline: 10_000 });
+        expect(await take('constructor', 'c1')).toEqual({ granted: true, inUse: { constructor: 1 } });
+        expect((await take('hasOwnProperty', 'h1')).granted).toBe(true);
+        // The unreserved slot is gone: constructor is at its reservation, toString still has its own.
+        expect((await take('constructor', 'c2')).granted).toBe(false);
+        expect(await take('toString', 't1')).toEqual({ granted: true, inUse: { constructor: 1, hasOwnProperty: 1, toString: 1 } });
+        await store.releaseSlot(gate.key, 'c1');
+        expect((await take('valueOf', 'v1')).granted).toBe(false);
+        expect((await take('constructor', 'c3')).granted).toBe(true);
+      });
+
       it('a tier refused below its reservation stops others borrowing its idle part until it is back at its reservation', async () => {
         const store = await open(new VirtualClock(0));
         const gate = {
