@@ -1,7 +1,9 @@
 /**
  * The telemetry core: listens to admission decisions (edge) and dispatch events
  * (dispatcher), turns them into metrics for every sink (Prometheus, CloudWatch
- * EMF), raises alerts, and keeps the live view the dashboard reads.
+ * EMF), raises alerts, and keeps what the dashboard's live view reads: the
+ * recent flow in time buckets (flow-window.ts), LiteTopic depths and slots in use;
+ * the view's rows are built as the deployment's aggregate builds them (live-state.ts).
  *
  * - Labels are bounded: the busiest `topTenants` tenants are named, the rest are
  *   "other" (cardinality.ts). Accounts and LiteTopics never become labels; the
@@ -25,7 +27,9 @@ import { Alerts, type AlertRecord } from './alerts.js';
 import type { CounterName, GaugeSample, HistogramName, Labels, MetricSink } from './catalog.js';
 import { waitStages } from './wait-stages.js';
 import { OTHER, TopNLabels } from './cardinality.js';
+import { FlowWindow, type HistorySeries, type Offered } from './flow-window.js';
 import { gpuRows } from './gpu-view.js';
+import { bookingsOf, deepestLiteTopics, flowRows, pausedIds, type LiteTopicRow, type LiveState, type WarningRecord } from './live-state.js';
 import type { Logger } from './log.js';
 
 /** What the edge reports per admission decision (structurally functions/edge/deps.ts AdmissionEvent). */
@@ -82,78 +86,7 @@ interface InFlight {
   readonly at: number;
 }
 
-interface Offered {
-  admitted: number;
-  refused: number;
-  warned: number;
-}
-
-interface AccountOffered extends Offered {
-  readonly tenant: string;
-  readonly tier: string;
-}
-
-interface BurstBucket {
-  readonly start: number;
-  readonly tenants: Map<string, Offered>;
-  readonly accounts: Map<string, AccountOffered>;
-}
-
-export const HISTORY_SERIES = ['admitted', 'refused', 'absorbed', 'completed', 'expired', 'failed'] as const;
-export type HistorySeries = (typeof HISTORY_SERIES)[number];
-type TierPoint = Record<HistorySeries, number>;
-
-interface HistoryBucket {
-  readonly start: number;
-  readonly tiers: Map<string, TierPoint>;
-}
-
-export interface Booking {
-  readonly id: string;
-  readonly tenant: string;
-  readonly model?: string;
-  readonly startsAt: number;
-  readonly endsAt: number;
-  readonly extra: Readonly<Record<string, number>>;
-  readonly note?: string;
-  readonly active: boolean;
-}
-
-export interface WarningRecord {
-  readonly at: number;
-  readonly tier: string;
-  readonly tenant: string;
-  readonly account: string;
-  readonly model: string;
-  readonly message: string;
-  /** Warnings of this account and model folded into this one (the latest is kept). */
-  readonly count: number;
-}
-
-export interface LiveState {
-  readonly now: number;
-  readonly burstWindowMs: number;
-  readonly tenants: readonly {
-    tenant: string;
-    perSecond: number;
-    admitted: number;
-    refused: number;
-    warned: number;
-    queued: number;
-    paused: boolean;
-  }[];
-  readonly accounts: readonly { account: string; tenant: string; tier: string; perSecond: number; admitted: number; refused: number; warned: number; paused: boolean }[];
-  readonly liteTopics: readonly { liteTopic: string; tier: string; tenant: string; model: string; depth: number; maxQueueWaitMs?: number }[];
-  readonly history: { readonly start: number; readonly stepMs: number; readonly tiers: Record<string, Record<HistorySeries, number[]>> };
-  readonly gpu: readonly { model: string; capacity: number; paceFactor: number; tiers: { tier: string; inUse: number; reserved: number }[] }[];
-  readonly totals: Record<string, number>;
-  readonly paused: { readonly tenants: readonly string[]; readonly accounts: readonly string[] };
-  /** Burst bookings (policy reservations) active now or upcoming, soonest first. */
-  readonly bookings: readonly Booking[];
-  readonly warnings: readonly WarningRecord[];
-  readonly alerts: readonly AlertRecord[];
-  readonly activeAlerts: readonly AlertRecord[];
-}
+export { bookingsOf, HISTORY_SERIES, type Booking, type HistorySeries, type LiveState, type WarningRecord } from './live-state.js';
 
 export interface Telemetry {
   onAdmission(event: AdmissionInfo): void;
@@ -179,7 +112,6 @@ export interface Telemetry {
 
 const TOPIC_IDLE_MS = 15 * 60_000;
 const MAX_TOPICS = 50_000;
-const MAX_BUCKET_KEYS = 10_000;
 const MAX_IN_FLIGHT = 100_000;
 
 export function createTelemetry(options: TelemetryOptions): Telemetry {
@@ -198,8 +130,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   const pace = new Map<string, number>();
   /** Slots of models whose servers' metrics set them (lib/dispatch/flow/saturation.ts), as last reported. */
   const slotsRead = new Map<string, number>();
-  const burst: BurstBucket[] = [];
-  const history: HistoryBucket[] = [];
+  const flow = new FlowWindow({ clock, burstWindowMs, historyMs, bucketMs });
   const warnings: WarningRecord[] = [];
   const totals: Record<string, number> = {};
 
@@ -246,40 +177,12 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     }
   }
 
-  function bucketFor<T extends { start: number }>(list: T[], make: (start: number) => T, keepMs: number): T {
-    const start = Math.floor(clock.now() / bucketMs) * bucketMs;
-    const last = list[list.length - 1];
-    if (last && last.start === start) return last;
-    const b = make(start);
-    list.push(b);
-    while (list.length > 0 && list[0]!.start <= start - keepMs) list.shift();
-    return b;
-  }
-
-  function burstBucket(): BurstBucket {
-    return bucketFor(burst, (start) => ({ start, tenants: new Map(), accounts: new Map() }), burstWindowMs);
-  }
-
-  function historyPoint(tier: string): TierPoint {
-    const b = bucketFor(history, (start) => ({ start, tiers: new Map() }), historyMs);
-    let p = b.tiers.get(tier);
-    if (!p) {
-      p = { admitted: 0, refused: 0, absorbed: 0, completed: 0, expired: 0, failed: 0 };
-      b.tiers.set(tier, p);
-    }
-    return p;
-  }
-
   function offered(e: AdmissionInfo, field: keyof Offered) {
-    const b = burstBucket();
-    const tenantKey = b.tenants.has(e.tenant) || b.tenants.size < MAX_BUCKET_KEYS ? e.tenant : OTHER;
-    const t = b.tenants.get(tenantKey) ?? { admitted: 0, refused: 0, warned: 0 };
-    t[field]++;
-    b.tenants.set(tenantKey, t);
-    const accountKey = b.accounts.has(e.account) || b.accounts.size < MAX_BUCKET_KEYS ? e.account : OTHER;
-    const a = b.accounts.get(accountKey) ?? { tenant: e.tenant, tier: e.tier, admitted: 0, refused: 0, warned: 0 };
-    a[field]++;
-    b.accounts.set(accountKey, a);
+    flow.offered(e, field);
+  }
+
+  function historyPoint(tier: string, series: HistorySeries) {
+    flow.outcome(tier, series);
   }
 
   function checkExpectedWait(policy: Policy, liteTopic: string, t: TopicInfo, accountId?: string) {
@@ -322,7 +225,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     if (e.outcome === 'admitted') {
       count('admitted', labels);
       offered(e, 'admitted');
-      historyPoint(e.tier).admitted++;
+      historyPoint(e.tier, 'admitted');
       const lt = liteTopicName(e);
       const t = topic(lt, e);
       t.pending++;
@@ -346,7 +249,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       const reason = e.reason ?? 'unknown';
       count('refused', { ...labels, reason });
       offered(e, 'refused');
-      historyPoint(e.tier).refused++;
+      historyPoint(e.tier, 'refused');
       // At a rate limit (not paused, not too large): the high-priority tier hit its cap.
       if (reason.includes(':') && priorityTiers(policy).includes(e.tier)) {
         alerts.raise('realtime-near-limit', `${e.tier}|${e.account}|${e.model}`, { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, reason }, `${e.account} (${e.tenant}, ${e.tier}) refused at ${reason}`);
@@ -385,11 +288,10 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         inFlight.delete(envelope.id);
         count('completed', labels);
         observe('end_to_end', labels, event.totalMs);
-        const point = historyPoint(envelope.tier);
-        point.completed++;
+        historyPoint(envelope.tier, 'completed');
         if (started?.held) {
           count('absorbed', labels);
-          point.absorbed++;
+          historyPoint(envelope.tier, 'absorbed');
         }
         finished(envelope);
         break;
@@ -400,13 +302,13 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         break;
       case 'failed':
         inFlight.delete(envelope.id);
-        historyPoint(envelope.tier).failed++;
+        historyPoint(envelope.tier, 'failed');
         deadLettered(envelope, 'failed', event.reason);
         finished(envelope);
         break;
       case 'expired': {
         count('expired', labels);
-        historyPoint(envelope.tier).expired++;
+        historyPoint(envelope.tier, 'expired');
         const waited = clock.now() - envelope.enqueuedAt;
         deadLettered(envelope, 'expired', `expired after ${waited} ms in queue`);
         checkObservedWait(envelope, waited);
@@ -492,97 +394,28 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     const now = clock.now();
     const policy = options.policy();
     pruneTopics();
-    // Expected waits are checked on each read too, so a LiteTopic that stopped
-    // receiving (but still holds a backlog) keeps being watched.
-    const cutoff = now - burstWindowMs;
-    const windowS = burstWindowMs / 1000;
-    const tenantSum = new Map<string, Offered>();
-    const accountSum = new Map<string, AccountOffered>();
-    for (const b of burst) {
-      if (b.start <= cutoff) continue;
-      for (const [k, v] of b.tenants) {
-        const s = tenantSum.get(k) ?? { admitted: 0, refused: 0, warned: 0 };
-        s.admitted += v.admitted;
-        s.refused += v.refused;
-        s.warned += v.warned;
-        tenantSum.set(k, s);
-      }
-      for (const [k, v] of b.accounts) {
-        const s = accountSum.get(k) ?? { tenant: v.tenant, tier: v.tier, admitted: 0, refused: 0, warned: 0 };
-        s.admitted += v.admitted;
-        s.refused += v.refused;
-        s.warned += v.warned;
-        accountSum.set(k, s);
-      }
-    }
     const queuedByTenant = new Map<string, number>();
-    const liteTopics: { liteTopic: string; tier: string; tenant: string; model: string; depth: number; maxQueueWaitMs?: number }[] = [];
+    const liteTopics: LiteTopicRow[] = [];
     for (const [name, t] of topics) {
       const depth = depthOf(name, t);
-      if (depth > 0) {
-        queuedByTenant.set(t.tenant, (queuedByTenant.get(t.tenant) ?? 0) + depth);
-        liteTopics.push({ liteTopic: name, tier: t.tier, tenant: t.tenant, model: t.model, depth, maxQueueWaitMs: own(policy.tiers, t.tier)?.maxQueueWaitMs });
-      }
+      if (depth === 0) continue;
+      queuedByTenant.set(t.tenant, (queuedByTenant.get(t.tenant) ?? 0) + depth);
+      liteTopics.push({ liteTopic: name, tier: t.tier, tenant: t.tenant, model: t.model, depth, maxQueueWaitMs: own(policy.tiers, t.tier)?.maxQueueWaitMs });
+      // Expected waits are checked on each read too, so a LiteTopic that stopped
+      // receiving (but still holds a backlog) keeps being watched.
+      if (t.account) checkExpectedWait(policy, name, t, t.account);
     }
-    liteTopics.sort((a, b) => b.depth - a.depth);
-
-    const pausedTenants = Object.entries(policy.tenants).filter(([, t]) => t.paused).map(([n]) => n);
-    const pausedAccounts = Object.entries(policy.accounts).filter(([, a]) => a.paused).map(([n]) => n);
-    const tenantRows = [...new Set([...tenantSum.keys(), ...queuedByTenant.keys()])].map((tenant) => {
-      const s = tenantSum.get(tenant) ?? { admitted: 0, refused: 0, warned: 0 };
-      return {
-        tenant,
-        perSecond: round1((s.admitted + s.refused) / windowS),
-        admitted: s.admitted,
-        refused: s.refused,
-        warned: s.warned,
-        queued: queuedByTenant.get(tenant) ?? 0,
-        paused: own(policy.tenants, tenant)?.paused ?? false,
-      };
-    });
-    tenantRows.sort((a, b) => b.perSecond - a.perSecond || b.queued - a.queued || a.tenant.localeCompare(b.tenant));
-    const accountRows = [...accountSum.entries()].map(([account, s]) => ({
-      account,
-      tenant: s.tenant,
-      tier: s.tier,
-      perSecond: round1((s.admitted + s.refused) / windowS),
-      admitted: s.admitted,
-      refused: s.refused,
-      warned: s.warned,
-      paused: own(policy.accounts, account)?.paused ?? false,
-    }));
-    accountRows.sort((a, b) => b.perSecond - a.perSecond || a.account.localeCompare(b.account));
-
-    // History: one point per step, oldest first, zeros where nothing happened.
-    const end = Math.floor(now / bucketMs) * bucketMs;
-    const steps = Math.max(1, Math.round(historyMs / bucketMs));
-    const start = end - (steps - 1) * bucketMs;
-    const tierNames = new Set(Object.keys(policy.tiers));
-    for (const b of history) for (const t of b.tiers.keys()) tierNames.add(t);
-    const series: Record<string, Record<HistorySeries, number[]>> = {};
-    for (const tier of tierNames) {
-      series[tier] = Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
-    }
-    for (const b of history) {
-      const i = Math.round((b.start - start) / bucketMs);
-      if (i < 0 || i >= steps) continue;
-      for (const [tier, p] of b.tiers) for (const s of HISTORY_SERIES) series[tier]![s][i] = p[s];
-    }
-
-    for (const [name, t] of topics) {
-      if (t.account && depthOf(name, t) > 0) checkExpectedWait(policy, name, t, t.account);
-    }
-
+    const rows = flowRows({ policy, windowMs: burstWindowMs, ...flow.offeredLately(), queuedByTenant, limit });
     return {
       now,
       burstWindowMs,
-      tenants: tenantRows.slice(0, limit),
-      accounts: accountRows.slice(0, limit),
-      liteTopics: liteTopics.slice(0, 2 * limit),
-      history: { start, stepMs: bucketMs, tiers: series },
+      tenants: rows.tenants,
+      accounts: rows.accounts,
+      liteTopics: deepestLiteTopics(liteTopics, limit),
+      history: flow.historyView(Object.keys(policy.tiers)),
       gpu: gpuView(policy),
       totals: { ...totals },
-      paused: { tenants: pausedTenants, accounts: pausedAccounts },
+      paused: pausedIds(policy),
       bookings: bookingsOf(policy, now),
       warnings: warnings.slice(0, 20),
       alerts: alerts.recent().slice(0, 20),
@@ -617,17 +450,4 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     alerts,
     tenantLabel,
   };
-}
-
-/** Reservations of the policy (absent from older policy documents) that have not ended. */
-export function bookingsOf(policy: Policy, now: number): Booking[] {
-  const list = (policy as { reservations?: readonly Omit<Booking, 'active'>[] }).reservations ?? [];
-  return list
-    .filter((r) => r.endsAt > now)
-    .map((r) => ({ id: r.id, tenant: r.tenant, model: r.model, startsAt: r.startsAt, endsAt: r.endsAt, extra: r.extra, note: r.note, active: r.startsAt <= now }))
-    .sort((a, b) => a.startsAt - b.startsAt);
-}
-
-function round1(n: number): number {
-  return Math.round(n * 10) / 10;
 }

@@ -10,7 +10,8 @@ import { own } from '../../policy/lookup.js';
 import { OVERFLOW_FIELD, type AggregateOps } from '../../store/aggregate.js';
 import type { AlertRecord } from '../alerts.js';
 import { gpuRows } from '../gpu-view.js';
-import { bookingsOf, HISTORY_SERIES, type HistorySeries, type LiveState } from '../telemetry.js';
+import type { AccountOffered, Offered } from '../flow-window.js';
+import { bookingsOf, deepestLiteTopics, emptySeries, flowRows, HISTORY_SERIES, pausedIds, type HistorySeries, type LiveState, type LiteTopicRow } from '../live-state.js';
 import { DEPTH_KEY, flowKey, historyKey, INSTANCES_KEY, parts } from './keys.js';
 import { AGGREGATE, type InstanceRecord } from './layout.js';
 
@@ -34,15 +35,8 @@ export interface DeploymentViewOptions {
   readonly policy: () => Policy;
 }
 
-interface Offered {
-  admitted: number;
-  refused: number;
-  warned: number;
-}
-
 const zero = (): Offered => ({ admitted: 0, refused: 0, warned: 0 });
 const isStat = (s: string | undefined): s is keyof Offered => s === 'admitted' || s === 'refused' || s === 'warned';
-const round1 = (n: number) => Math.round(n * 10) / 10;
 
 /** Tenants by offered load over the window, busiest first, read from the flow buckets. */
 export async function tenantLoad(store: AggregateOps, now: number): Promise<Map<string, Offered>> {
@@ -96,7 +90,7 @@ export function createDeploymentView(options: DeploymentViewOptions) {
     const historyHashes = hashes.slice(flowKeys.length + 1);
 
     const tenants = new Map<string, Offered>();
-    const accounts = new Map<string, Offered & { tenant: string; tier: string }>();
+    const accounts = new Map<string, AccountOffered>();
     for (const hash of flows) {
       for (const [field, n] of hash) {
         if (field === OVERFLOW_FIELD) continue;
@@ -114,7 +108,7 @@ export function createDeploymentView(options: DeploymentViewOptions) {
     }
 
     const queuedByTenant = new Map<string, number>();
-    const liteTopics: LiveState['liteTopics'][number][] = [];
+    const liteTopics: LiteTopicRow[] = [];
     for (const [field, depth] of depthHash) {
       if (field === OVERFLOW_FIELD || depth <= 0) continue;
       const [liteTopic, tier, tenant, model] = parts(field) as [string, string, string, string];
@@ -122,35 +116,13 @@ export function createDeploymentView(options: DeploymentViewOptions) {
       const tierPolicy = own(policy.tiers, tier);
       liteTopics.push({ liteTopic, tier, tenant, model, depth, maxQueueWaitMs: tierPolicy?.maxQueueWaitMs });
     }
-    liteTopics.sort((a, b) => b.depth - a.depth || a.liteTopic.localeCompare(b.liteTopic));
+    const rows = flowRows({ policy, windowMs: AGGREGATE.windowMs, tenants, accounts, queuedByTenant, limit });
 
-    const windowS = AGGREGATE.windowMs / 1000;
-    const pausedOf = (map: Record<string, { paused?: boolean }>, id: string) => (Object.hasOwn(map, id) ? map[id]!.paused ?? false : false);
-    const tenantRows = [...new Set([...tenants.keys(), ...queuedByTenant.keys()])].map((tenant) => {
-      const s = tenants.get(tenant) ?? zero();
-      const perSecond = round1((s.admitted + s.refused) / windowS);
-      return { tenant, perSecond, ...s, queued: queuedByTenant.get(tenant) ?? 0, paused: pausedOf(policy.tenants, tenant) };
-    });
-    tenantRows.sort((a, b) => b.perSecond - a.perSecond || b.queued - a.queued || a.tenant.localeCompare(b.tenant));
-    const accountRows = [...accounts].map(([account, s]) => ({
-      account,
-      tenant: s.tenant,
-      tier: s.tier,
-      perSecond: round1((s.admitted + s.refused) / windowS),
-      admitted: s.admitted,
-      refused: s.refused,
-      warned: s.warned,
-      paused: pausedOf(policy.accounts, account),
-    }));
-    accountRows.sort((a, b) => b.perSecond - a.perSecond || a.account.localeCompare(b.account));
-
-    const tierNames = new Set(Object.keys(policy.tiers));
-    const series: Record<string, Record<HistorySeries, number[]>> = {};
-    const totals: Record<string, number> = {};
-    const emptySeries = () =>
-      Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
-    const seriesOf = (tier: string) => (series[tier] ??= emptySeries());
-    for (const t of tierNames) seriesOf(t);
+    // Tier and series names are read from the store's fields: records without a prototype keep each an own entry.
+    const series = Object.create(null) as Record<string, Record<HistorySeries, number[]>>;
+    const totals = Object.create(null) as Record<string, number>;
+    const seriesOf = (tier: string) => (series[tier] ??= emptySeries(steps));
+    for (const t of Object.keys(policy.tiers)) seriesOf(t);
     historyHashes.forEach((hash, m) => {
       for (const [field, n] of hash) {
         const [tier, name, second] = parts(field);
@@ -183,16 +155,13 @@ export function createDeploymentView(options: DeploymentViewOptions) {
       scope: 'deployment',
       now,
       burstWindowMs: AGGREGATE.windowMs,
-      tenants: tenantRows.slice(0, limit),
-      accounts: accountRows.slice(0, limit),
-      liteTopics: liteTopics.slice(0, 2 * limit),
+      tenants: rows.tenants,
+      accounts: rows.accounts,
+      liteTopics: deepestLiteTopics(liteTopics, limit),
       history: { start, stepMs: AGGREGATE.bucketMs, tiers: series },
       gpu,
       totals,
-      paused: {
-        tenants: Object.entries(policy.tenants).filter(([, t]) => t.paused).map(([n]) => n),
-        accounts: Object.entries(policy.accounts).filter(([, a]) => a.paused).map(([n]) => n),
-      },
+      paused: pausedIds(policy),
       bookings: bookingsOf(policy, now),
       warnings: [],
       alerts: alerts.slice(0, 20),
