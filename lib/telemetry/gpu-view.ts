@@ -1,5 +1,6 @@
 /** GPU slots in use per model and tier, set against each tier's reserved share: one process's or the deployment's. */
 import { gateFromShares } from '../limits/capacity-gate.js';
+import { own } from '../policy/lookup.js';
 import type { Policy } from '../policy/schema.js';
 
 export interface GpuRow {
@@ -26,7 +27,7 @@ export function gpuRows(
       model,
       capacity,
       paceFactor: pace.get(model) ?? 1,
-      tiers: [...tiers].map((tier) => ({ tier, inUse: used.get(tier) ?? 0, reserved: gate.tiers[tier]?.reserved ?? 0 })),
+      tiers: [...tiers].map((tier) => ({ tier, inUse: used.get(tier) ?? 0, reserved: own(gate.tiers, tier)?.reserved ?? 0 })),
     };
   });
 }

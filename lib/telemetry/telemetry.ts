@@ -204,7 +204,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   }
 
   function checkObservedWait(envelope: Envelope, waitMs: number) {
-    const max = options.policy().tiers[envelope.tier]?.maxQueueWaitMs;
+    const max = own(options.policy().tiers, envelope.tier)?.maxQueueWaitMs;
     if (max === undefined || waitMs < max) return;
     alerts.raise(
       'queue-wait-above-max',

@@ -46,7 +46,8 @@ describe('flow window', () => {
     expect(view.tiers.batch!.completed).toEqual([0, 0, 2, 0, 0]);
     expect(view.tiers.batch!.expired).toEqual([0, 0, 0, 0, 1]);
     expect(view.tiers.realtime!.admitted).toEqual([0, 0, 0, 0, 0]);
-    expect(view.tiers.constructor!.failed).toEqual([0, 0, 0, 0, 1]);
+    const odd: string = 'constructor';
+    expect(view.tiers[odd]!.failed).toEqual([0, 0, 0, 0, 1]);
     // Past the history the points are gone.
     await clock.advance(10_000);
     expect(w.historyView([]).tiers.batch!.completed).toEqual([0, 0, 0, 0, 0]);
