@@ -57,7 +57,12 @@ interface HistoryBucket {
 
 const MAX_BUCKET_KEYS = 10_000;
 
-const noneOffered = (): Offered => ({ admitted: 0, refused: 0, warned: 0 });
+export const noneOffered = (): Offered => ({ admitted: 0, refused: 0, warned: 0 });
+
+/** Zeros for each history series, `steps` long. */
+export function emptySeries(steps: number): Record<HistorySeries, number[]> {
+  return Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
+}
 
 export class FlowWindow {
   private readonly burst: BurstBucket[] = [];
@@ -117,9 +122,7 @@ export class FlowWindow {
     for (const b of this.history) for (const t of b.tiers.keys()) names.add(t);
     // Tier names come from events: a record without a prototype keeps any of them an own entry.
     const series = Object.create(null) as Record<string, Record<HistorySeries, number[]>>;
-    for (const tier of names) {
-      series[tier] = Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
-    }
+    for (const tier of names) series[tier] = emptySeries(steps);
     for (const b of this.history) {
       const i = Math.round((b.start - start) / bucketMs);
       if (i < 0 || i >= steps) continue;

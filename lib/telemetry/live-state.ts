@@ -6,9 +6,9 @@
 import { own } from '../policy/lookup.js';
 import type { Policy } from '../policy/schema.js';
 import type { AlertRecord } from './alerts.js';
-import { HISTORY_SERIES, type AccountOffered, type HistorySeries, type HistoryView, type Offered } from './flow-window.js';
+import { noneOffered, type AccountOffered, type HistoryView, type Offered } from './flow-window.js';
 
-export { HISTORY_SERIES, type HistorySeries } from './flow-window.js';
+export { emptySeries, HISTORY_SERIES, type HistorySeries } from './flow-window.js';
 
 export interface Booking {
   readonly id: string;
@@ -91,7 +91,7 @@ export function flowRows(input: {
   const { policy, queuedByTenant } = input;
   const windowS = input.windowMs / 1000;
   const tenants = [...new Set([...input.tenants.keys(), ...queuedByTenant.keys()])].map((tenant) => {
-    const s = input.tenants.get(tenant) ?? { admitted: 0, refused: 0, warned: 0 };
+    const s = input.tenants.get(tenant) ?? noneOffered();
     return {
       tenant,
       perSecond: round1((s.admitted + s.refused) / windowS),
@@ -127,11 +127,6 @@ export function pausedIds(policy: Policy): LiveState['paused'] {
     tenants: Object.entries(policy.tenants).filter(([, t]) => t.paused).map(([n]) => n),
     accounts: Object.entries(policy.accounts).filter(([, a]) => a.paused).map(([n]) => n),
   };
-}
-
-/** Zeros for each history series, `steps` long. */
-export function emptySeries(steps: number): Record<HistorySeries, number[]> {
-  return Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
 }
 
 /** Reservations of the policy (absent from older policy documents) that have not ended. */

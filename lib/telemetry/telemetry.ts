@@ -27,7 +27,7 @@ import { Alerts, type AlertRecord } from './alerts.js';
 import type { CounterName, GaugeSample, HistogramName, Labels, MetricSink } from './catalog.js';
 import { waitStages } from './wait-stages.js';
 import { OTHER, TopNLabels } from './cardinality.js';
-import { FlowWindow, type HistorySeries, type Offered } from './flow-window.js';
+import { FlowWindow } from './flow-window.js';
 import { gpuRows } from './gpu-view.js';
 import { bookingsOf, deepestLiteTopics, flowRows, pausedIds, type LiteTopicRow, type LiveState, type WarningRecord } from './live-state.js';
 import type { Logger } from './log.js';
@@ -177,14 +177,6 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     }
   }
 
-  function offered(e: AdmissionInfo, field: keyof Offered) {
-    flow.offered(e, field);
-  }
-
-  function historyPoint(tier: string, series: HistorySeries) {
-    flow.outcome(tier, series);
-  }
-
   function checkExpectedWait(policy: Policy, liteTopic: string, t: TopicInfo, accountId?: string) {
     const tier = own(policy.tiers, t.tier);
     const account = accountId ? own(policy.accounts, accountId) : undefined;
@@ -224,8 +216,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     const policy = options.policy();
     if (e.outcome === 'admitted') {
       count('admitted', labels);
-      offered(e, 'admitted');
-      historyPoint(e.tier, 'admitted');
+      flow.offered(e, 'admitted');
+      flow.outcome(e.tier, 'admitted');
       const lt = liteTopicName(e);
       const t = topic(lt, e);
       t.pending++;
@@ -233,7 +225,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       if (e.degraded) count('degraded', labels);
       if (e.warning) {
         count('warned', labels);
-        offered(e, 'warned');
+        flow.offered(e, 'warned');
         // One line per account and model: the latest warning, with how many came.
         const i = warnings.findIndex((w) => w.account === e.account && w.model === e.model);
         const folded = i >= 0 ? warnings[i]!.count + 1 : 1;
@@ -248,8 +240,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     } else {
       const reason = e.reason ?? 'unknown';
       count('refused', { ...labels, reason });
-      offered(e, 'refused');
-      historyPoint(e.tier, 'refused');
+      flow.offered(e, 'refused');
+      flow.outcome(e.tier, 'refused');
       // At a rate limit (not paused, not too large): the high-priority tier hit its cap.
       if (reason.includes(':') && priorityTiers(policy).includes(e.tier)) {
         alerts.raise('realtime-near-limit', `${e.tier}|${e.account}|${e.model}`, { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, reason }, `${e.account} (${e.tenant}, ${e.tier}) refused at ${reason}`);
@@ -288,10 +280,10 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         inFlight.delete(envelope.id);
         count('completed', labels);
         observe('end_to_end', labels, event.totalMs);
-        historyPoint(envelope.tier, 'completed');
+        flow.outcome(envelope.tier, 'completed');
         if (started?.held) {
           count('absorbed', labels);
-          historyPoint(envelope.tier, 'absorbed');
+          flow.outcome(envelope.tier, 'absorbed');
         }
         finished(envelope);
         break;
@@ -302,13 +294,13 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         break;
       case 'failed':
         inFlight.delete(envelope.id);
-        historyPoint(envelope.tier, 'failed');
+        flow.outcome(envelope.tier, 'failed');
         deadLettered(envelope, 'failed', event.reason);
         finished(envelope);
         break;
       case 'expired': {
         count('expired', labels);
-        historyPoint(envelope.tier, 'expired');
+        flow.outcome(envelope.tier, 'expired');
         const waited = clock.now() - envelope.enqueuedAt;
         deadLettered(envelope, 'expired', `expired after ${waited} ms in queue`);
         checkObservedWait(envelope, waited);

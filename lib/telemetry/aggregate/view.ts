@@ -10,7 +10,7 @@ import { own } from '../../policy/lookup.js';
 import { OVERFLOW_FIELD, type AggregateOps } from '../../store/aggregate.js';
 import type { AlertRecord } from '../alerts.js';
 import { gpuRows } from '../gpu-view.js';
-import type { AccountOffered, Offered } from '../flow-window.js';
+import { noneOffered as zero, type AccountOffered, type Offered } from '../flow-window.js';
 import { bookingsOf, deepestLiteTopics, emptySeries, flowRows, HISTORY_SERIES, pausedIds, type HistorySeries, type LiveState, type LiteTopicRow } from '../live-state.js';
 import { DEPTH_KEY, flowKey, historyKey, INSTANCES_KEY, parts } from './keys.js';
 import { AGGREGATE, type InstanceRecord } from './layout.js';
@@ -35,7 +35,6 @@ export interface DeploymentViewOptions {
   readonly policy: () => Policy;
 }
 
-const zero = (): Offered => ({ admitted: 0, refused: 0, warned: 0 });
 const isStat = (s: string | undefined): s is keyof Offered => s === 'admitted' || s === 'refused' || s === 'warned';
 
 /** Tenants by offered load over the window, busiest first, read from the flow buckets. */
