@@ -71,13 +71,34 @@ export class TierQueue<T> {
     this.count++;
   }
 
-  /** The request that goes next, or undefined when none waits. */
-  peek(): Waiter<T> | undefined {
+  /**
+   * The request that goes next, or undefined when none waits. With `rank`, the
+   * next is the lowest ranked of the flows' earliest-deadline requests whose
+   * tenant and account are served at most one request (the strict pick's
+   * estimate) more than the least served; ties keep the strict order. The
+   * counters still charge every start, so the order bends by one request at most
+   * and fairness over time is unchanged.
+   */
+  peek(rank?: (w: Waiter<T>) => number): Waiter<T> | undefined {
     const tenant = least(this.tenants.values(), (t) => t.waiting > 0);
     if (!tenant) return undefined;
     const account = least(tenant.accounts.values(), (a) => a.items.length > 0)!;
-    let best = account.items[0]!;
-    for (const w of account.items) if (w.deadline < best.deadline || (w.deadline === best.deadline && w.seq < best.seq)) best = w;
+    const strict = earliest(account);
+    if (!rank) return strict;
+    const slack = strict.estimate;
+    let best = strict;
+    let bestRank = rank(strict);
+    for (const t of this.tenants.values()) {
+      if (t.waiting === 0 || t.vt > tenant.vt + slack) continue;
+      const leastAccount = least(t.accounts.values(), (a) => a.items.length > 0)!;
+      for (const a of t.accounts.values()) {
+        if (a.items.length === 0 || a.vt > leastAccount.vt + slack) continue;
+        const w = earliest(a);
+        if (w === strict) continue;
+        const r = rank(w);
+        if (r < bestRank) (best = w), (bestRank = r);
+      }
+    }
     return best;
   }
 
@@ -125,6 +146,13 @@ export class TierQueue<T> {
   private forgetIdle(): void {
     for (const [name, t] of this.tenants) if (t.waiting === 0 && t.vt <= this.virtualTime) this.tenants.delete(name);
   }
+}
+
+/** A flow's earliest deadline, arrival order breaking ties. */
+function earliest<T>(account: AccountFlow<T>): Waiter<T> {
+  let best = account.items[0]!;
+  for (const w of account.items) if (w.deadline < best.deadline || (w.deadline === best.deadline && w.seq < best.seq)) best = w;
+  return best;
 }
 
 function least<C extends Counter>(items: Iterable<C>, eligible: (c: C) => boolean): C | undefined {

@@ -3,9 +3,10 @@
  * until the model's shared gate grants it a slot. The steps are apart, as in
  * Kubernetes APF and llm-d flow control: classify (the envelope's tier, tenant
  * and account are its flow), enqueue in the flow (fair-queue.ts), pick the next
- * tier (tier-order.ts) and its least-served flow, ask the shared gate in the
- * store for a slot (the TypeScript rule and its Lua twin, one budget across
- * dispatchers).
+ * tier (tier-order.ts) and its least-served flow (among flows served alike, the
+ * call whose expected end spreads the releases best: release-spread.ts), ask
+ * the shared gate in the store for a slot (the TypeScript rule and its Lua twin,
+ * one budget across dispatchers).
  *
  * No polling: the gate is asked again when a slot is released, by this
  * dispatcher (directly) or by another one (the store's release notice). While
@@ -32,6 +33,7 @@ import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
 import { asBorrower, borrowSpec, modelGate, RELEASES_NEAR, type ModelGate } from './gate-spec.js';
 import { createPaceHold } from './pace-hold.js';
+import { waitForRelease } from './release-spread.js';
 import type { SlotSource } from './saturation.js';
 import { ServiceTime } from './service-time.js';
 import { PRESSED_SHARE_OF_WAIT, tierOrder } from './tier-order.js';
@@ -334,9 +336,14 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       for (const w of m.tiers.get(tier)!.waiters()) earliest = Math.min(earliest, w.deadline);
       return pressing(gate, tier, earliest, at);
     };
+    const ends = [...m.calls.values()].map((end) => end - at).sort((a, b) => a - b);
+    const spread = (w: Waiter<Entry>) => {
+      const ms = speed.estimateMs(m.model, w.estimate);
+      return ms === undefined ? 0 : waitForRelease(ends, ms);
+    };
     for (const { tier, yields } of tierOrder(waitingTiers, gate.weights, m.inUse, pressed)) {
       const q = m.tiers.get(tier)!;
-      const w = q.peek();
+      const w = q.peek(spread);
       if (!w) continue;
       const now = clock.now();
       const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;

@@ -90,4 +90,33 @@ describe('TierQueue: fair by tokens, then by deadline', () => {
     expect(q.remove(a)).toBe(false);
     expect(q.size).toBe(1);
   });
+
+  it('with a rank, picks the lowest ranked of the flows served within one request of the least, never one further ahead', () => {
+    const q = new TierQueue<string>();
+    const rank = (w: Waiter<string>) => (w.key.account === 'preferred' ? 0 : 1);
+    // Same tenant, two accounts served alike: the ranked one goes first, though strict order picks `plain`.
+    q.push(waiter('t', 'plain', 100));
+    q.push(waiter('t', 'preferred', 100));
+    expect(q.peek()!.key.account).toBe('plain');
+    const first = q.peek(rank)!;
+    expect(first.key.account).toBe('preferred');
+    q.start(first);
+    q.push(waiter('t', 'preferred', 100));
+    // `preferred` is now one request ahead: still within the slack, so ties break by rank once more.
+    expect(q.peek(rank)!.key.account).toBe('preferred');
+    q.start(q.peek(rank)!);
+    q.push(waiter('t', 'preferred', 100));
+    // Two requests ahead: past the slack, the least served goes whatever its rank.
+    expect(q.peek(rank)!.key.account).toBe('plain');
+  });
+
+  it('with a rank, tenants too are picked within one request of the least served, and equal ranks keep the strict order', () => {
+    const q = new TierQueue<string>();
+    q.push(waiter('a', 'x', 100));
+    q.push(waiter('b', 'y', 100));
+    const strict = q.peek()!;
+    expect(q.peek(() => 0)).toBe(strict);
+    const other = strict.key.tenant === 'a' ? 'b' : 'a';
+    expect(q.peek((w) => (w.key.tenant === other ? 0 : 1))!.key.tenant).toBe(other);
+  });
 });

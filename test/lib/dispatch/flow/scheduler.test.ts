@@ -64,6 +64,24 @@ describe('flow control', () => {
     expect(second?.kind).toBe('granted');
   });
 
+  it('among flows served alike, starts the call expected to end in the widest gap between releases first', async () => {
+    const { clock, ask } = setup();
+    const first = granted(await ask('batch', 'f', 'fill', { estimate: 100 }));
+    await clock.advance(1_000);
+    await first.release(100); // the model's speed: 10 ms per token
+    await clock.advance(1);
+    const fill = (await Promise.all([20, 30, 200, 210, 220, 230, 240, 250].map((estimate) => ask('batch', 'f', 'fill', { estimate })))).map(granted);
+    const order: string[] = [];
+    // Strict order starts `beside` first (same counters, it came first): it would end among the clump at 1.8-2.3 s.
+    void ask('batch', 't', 'beside', { estimate: 190 }).then(() => order.push('beside'));
+    void ask('batch', 't', 'in-gap', { estimate: 100 }).then(() => order.push('in-gap'));
+    await clock.advance(200);
+    await fill[0]!.release(20);
+    await clock.advance(1);
+    // Ends due then: 0.1 s, then nothing until 1.8 s. The call ending at 1 s splits that gap.
+    expect(order).toEqual(['in-gap']);
+  });
+
   it('splits slots beyond reservations among tiers by weight', async () => {
     const { clock, ask } = setup({ slots: 8 });
     // Realtime is idle: its 4 reserved slots and the unreserved one are lent.
