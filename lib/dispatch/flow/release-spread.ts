@@ -17,7 +17,8 @@
 /**
  * Mean wait from a random moment until the next expected end, once a call
  * expected to hold its slot `callMs` has started: lower spreads better.
- * `endsFromNow`: the calls in flight, ms from now until each is expected to end.
+ * `endsFromNow`: the calls in flight, ms from now until each is expected to end,
+ * ascending (the scheduler sorts them once per pick, not once per candidate).
  */
 export function waitForRelease(endsFromNow: readonly number[], callMs: number): number {
   let prev = 0;
