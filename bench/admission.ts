@@ -27,16 +27,22 @@ import { spawn, type ChildProcess } from 'node:child_process';
 
 /** The Upstash-REST server in a child process; resolves with its URL. */
 function startRestProcess(redisUrl: string, token: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/upstash-rest/main.ts', '--redis', redisUrl, '--token', token], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/upstash-rest/main.ts', '--redis', redisUrl, '--token', token],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`upstash-rest server exited (${code})`)));
     child.stdout!.once('data', (d: Buffer) => resolve({ url: d.toString().trim(), child }));
   });
 }
 
-const { values } = parseArgs({ options: { ops: { type: 'string', default: '20000' }, concurrency: { type: 'string', default: '32' } } });
+const { values } = parseArgs({
+  options: { ops: { type: 'string', default: '20000' }, concurrency: { type: 'string', default: '32' } },
+});
 const OPS = Number(values.ops);
 const CONCURRENCY = Number(values.concurrency);
 const TENANTS = 100;
@@ -63,7 +69,11 @@ async function timed(op: (i: number) => Promise<unknown>, ops: number, concurren
   );
   const elapsed = performance.now() - started;
   const sorted = [...latencies].sort((a, b) => a - b);
-  return { opsPerSec: (ops * 1000) / elapsed, p50Ms: sorted[Math.floor(ops * 0.5)]!, p99Ms: sorted[Math.floor(ops * 0.99)]! };
+  return {
+    opsPerSec: (ops * 1000) / elapsed,
+    p50Ms: sorted[Math.floor(ops * 0.5)]!,
+    p99Ms: sorted[Math.floor(ops * 0.99)]!,
+  };
 }
 
 async function run(op: (i: number) => Promise<unknown>, ops = OPS): Promise<Row> {
@@ -82,10 +92,27 @@ function admission(i: number): AdmitInput {
     { kind: 'tenant' as const, tenant },
   ];
   for (const scope of scopes) {
-    limits.push({ key: windowKey(scope, 'requests', 60_000), scope: scope.kind, unit: 'requests', limit: 1e9, windowMs: 60_000, cost: 1 });
-    limits.push({ key: windowKey(scope, 'tokens', 60_000), scope: scope.kind, unit: 'tokens', limit: 1e12, windowMs: 60_000, cost: 300 });
+    limits.push({
+      key: windowKey(scope, 'requests', 60_000),
+      scope: scope.kind,
+      unit: 'requests',
+      limit: 1e9,
+      windowMs: 60_000,
+      cost: 1,
+    });
+    limits.push({
+      key: windowKey(scope, 'tokens', 60_000),
+      scope: scope.kind,
+      unit: 'tokens',
+      limit: 1e12,
+      windowMs: 60_000,
+      cost: 300,
+    });
   }
-  return { limits, reservoir: { key: reservoirKey(tenant, `batch-${tenant}-m`), max: 1e9, member: `r${i}`, holdMs: 60_000 } };
+  return {
+    limits,
+    reservoir: { key: reservoirKey(tenant, `batch-${tenant}-m`), max: 1e9, member: `r${i}`, holdMs: 60_000 },
+  };
 }
 
 const redis = await startRedisServer({ log: () => {} });
@@ -95,7 +122,13 @@ try {
   const tcp: RateStore = await createTcpStore({ redis: tcpClient });
   const upstash = new UpstashRedis({ url: rest.url, token: 'bench', automaticDeserialization: false });
   const viaRest: RateStore = createUpstashStore({ redis: upstash });
-  const ratelimit = new Ratelimit({ redis: upstash, limiter: Ratelimit.fixedWindow(1e9, '60 s'), prefix: 'bench', analytics: false, ephemeralCache: false });
+  const ratelimit = new Ratelimit({
+    redis: upstash,
+    limiter: Ratelimit.fixedWindow(1e9, '60 s'),
+    prefix: 'bench',
+    analytics: false,
+    ephemeralCache: false,
+  });
   const trivial = await tcpClient.script('LOAD', 'return 1');
 
   // Warm up every path (script loading, connections, the JIT on both sides).
@@ -107,7 +140,16 @@ try {
 
   const guarded = createGuardedStore({ primary: tcp, clock: systemClock });
   const exhausted: AdmitInput = {
-    limits: [{ key: windowKey({ kind: 'tenant', tenant: 'flood' }, 'requests', 60_000), scope: 'tenant', unit: 'requests', limit: 1, windowMs: 60_000, cost: 1 }],
+    limits: [
+      {
+        key: windowKey({ kind: 'tenant', tenant: 'flood' }, 'requests', 60_000),
+        scope: 'tenant',
+        unit: 'requests',
+        limit: 1,
+        windowMs: 60_000,
+        cost: 1,
+      },
+    ],
   };
   await guarded.admit(exhausted);
   await guarded.admit(exhausted); // refused: from now on the cache answers
@@ -120,15 +162,25 @@ try {
     'e. cached denial (guarded store)': await run(() => guarded.admit(exhausted), OPS * 5),
   };
   const [a, b, c, d, e] = Object.values(rows) as [Row, Row, Row, Row, Row];
-  console.log(`admission, ${OPS} ops per variant (e: ${OPS * 5}); ops/s with ${CONCURRENCY} in flight, p50/p99 one at a time; one redis-server on loopback`);
+  console.log(
+    `admission, ${OPS} ops per variant (e: ${OPS * 5}); ops/s with ${CONCURRENCY} in flight, p50/p99 one at a time; one redis-server on loopback`,
+  );
   console.log('variant'.padEnd(52) + 'ops/s'.padStart(10) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9));
-  for (const [name, r] of Object.entries(rows)) console.log(name.padEnd(52) + r.opsPerSec.toFixed(0).padStart(10) + r.p50Ms.toFixed(3).padStart(9) + r.p99Ms.toFixed(3).padStart(9));
+  for (const [name, r] of Object.entries(rows))
+    console.log(
+      name.padEnd(52) +
+        r.opsPerSec.toFixed(0).padStart(10) +
+        r.p50Ms.toFixed(3).padStart(9) +
+        r.p99Ms.toFixed(3).padStart(9),
+    );
   const ratios = {
     restVsRatelimitThroughput: b.opsPerSec / c.opsPerSec,
     tcpP50VsFloor: a.p50Ms / d.p50Ms,
     cachedDenialVsTcpThroughput: e.opsPerSec / a.opsPerSec,
   };
-  console.log(`(b)/(c) throughput ${ratios.restVsRatelimitThroughput.toFixed(2)}x (target >= 1.0); (a)/(d) p50 ${ratios.tcpP50VsFloor.toFixed(2)}x (target <= 1.3); (e)/(a) throughput ${ratios.cachedDenialVsTcpThroughput.toFixed(1)}x (target >= 10)`);
+  console.log(
+    `(b)/(c) throughput ${ratios.restVsRatelimitThroughput.toFixed(2)}x (target >= 1.0); (a)/(d) p50 ${ratios.tcpP50VsFloor.toFixed(2)}x (target <= 1.3); (e)/(a) throughput ${ratios.cachedDenialVsTcpThroughput.toFixed(1)}x (target >= 10)`,
+  );
   console.log(JSON.stringify({ bench: 'admission', ops: OPS, concurrency: CONCURRENCY, rows, ratios }));
   tcpClient.disconnect();
 } finally {

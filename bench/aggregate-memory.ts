@@ -39,7 +39,10 @@ const BYTES_PER_FIELD = 256;
 const flowKeysLive = Math.ceil(AGGREGATE.flowTtlMs / AGGREGATE.bucketMs) + 1;
 const historyKeysLive = Math.ceil(AGGREGATE.historyTtlMs / 60_000) + 1;
 const boundFields =
-  flowKeysLive * AGGREGATE.flowMaxFields + historyKeysLive * AGGREGATE.historyMaxFields + AGGREGATE.depthMaxFields + 2 * AGGREGATE.maxInstances;
+  flowKeysLive * AGGREGATE.flowMaxFields +
+  historyKeysLive * AGGREGATE.historyMaxFields +
+  AGGREGATE.depthMaxFields +
+  2 * AGGREGATE.maxInstances;
 const boundBytes = boundFields * BYTES_PER_FIELD;
 /** A trace field: its value (rounded up to an allocator size class, at most a quarter more) and the field's own cost. */
 const BYTES_PER_TRACE_FIELD = Math.ceil(AGGREGATE.traceMaxBytes * 1.25) + BYTES_PER_FIELD;
@@ -87,7 +90,9 @@ let peakUsed = 0;
 const start = Date.now();
 let sent = 0;
 
-console.log(`aggregate-memory: ${TENANTS} tenants bursting in turn, ${PER_SECOND} new per second, ${REQUESTS} requests each`);
+console.log(
+  `aggregate-memory: ${TENANTS} tenants bursting in turn, ${PER_SECOND} new per second, ${REQUESTS} requests each`,
+);
 for (let second = 0; sent < TENANTS; second++) {
   const until = start + (second + 1) * 1000;
   for (let i = 0; i < PER_SECOND && sent < TENANTS; i++, sent++) {
@@ -98,10 +103,20 @@ for (let second = 0; sent < TENANTS; second++) {
       const e = { id, tenant, account, tier: 'batch', model: 'sim-llm' };
       const liteTopic = `batch-${tenant}-sim_2dllm`;
       if (r % 5 === 4) {
-        sink.onAdmission({ ...e, outcome: 'rejected', reason: 'account-model:requests', windows: [{ scope: 'account-model', unit: 'requests', limit: 16, remaining: 0 }] });
+        sink.onAdmission({
+          ...e,
+          outcome: 'rejected',
+          reason: 'account-model:requests',
+          windows: [{ scope: 'account-model', unit: 'requests', limit: 16, remaining: 0 }],
+        });
         continue;
       }
-      sink.onAdmission({ ...e, outcome: 'admitted', liteTopic, windows: [{ scope: 'account-model', unit: 'requests', limit: 16, remaining: 15 - r }] });
+      sink.onAdmission({
+        ...e,
+        outcome: 'admitted',
+        liteTopic,
+        windows: [{ scope: 'account-model', unit: 'requests', limit: 16, remaining: 15 - r }],
+      });
       const envelope = { id, tier: 'batch', tenant, model: 'sim-llm', liteTopic };
       sink.onDispatch({ type: 'suspended', envelope, ms: 50, cause: 'pace' });
       sink.onDispatch({ type: 'started', envelope, queueWaitMs: 60 });
@@ -122,10 +137,16 @@ for (let second = 0; sent < TENANTS; second++) {
 const mib = (n: number) => Math.round((n / 2 ** 20) * 100) / 100;
 const totalBoundBytes = boundBytes + traceBoundBytes;
 const traceCaps = `${TRACE_BUCKETS_LIVE} buckets x ${AGGREGATE.traceMaxIds} ids x ${BYTES_PER_TRACE_FIELD} B`;
-console.log(`counter keys: peak ${peakAggregate.keys} keys, ${mib(peakAggregate.bytes)} MiB (MEMORY USAGE); bound ${boundFields} fields x ${BYTES_PER_FIELD} B = ${mib(boundBytes)} MiB`);
-console.log(`trace keys:   peak ${peakTraces.keys} buckets, ${mib(peakTraces.bytes)} MiB; bound ${traceCaps} = ${mib(traceBoundBytes)} MiB`);
+console.log(
+  `counter keys: peak ${peakAggregate.keys} keys, ${mib(peakAggregate.bytes)} MiB (MEMORY USAGE); bound ${boundFields} fields x ${BYTES_PER_FIELD} B = ${mib(boundBytes)} MiB`,
+);
+console.log(
+  `trace keys:   peak ${peakTraces.keys} buckets, ${mib(peakTraces.bytes)} MiB; bound ${traceCaps} = ${mib(traceBoundBytes)} MiB`,
+);
 const bucketCaps = `${AGGREGATE.traceMaxIds} ids x ${BYTES_PER_TRACE_FIELD} B`;
-console.log(`one trace bucket: peak ${peakBucket.fields} ids, ${mib(peakBucket.bytes)} MiB; bound ${bucketCaps} = ${mib(traceBucketBoundBytes)} MiB`);
+console.log(
+  `one trace bucket: peak ${peakBucket.fields} ids, ${mib(peakBucket.bytes)} MiB; bound ${bucketCaps} = ${mib(traceBucketBoundBytes)} MiB`,
+);
 console.log(`total:        peak ${mib(peakTotal)} MiB; bound ${mib(totalBoundBytes)} MiB`);
 console.log(`redis used_memory above the empty server: peak ${mib(peakUsed)} MiB`);
 const result = {

@@ -199,7 +199,11 @@ async function runFault(
     SLUICE_UPSTREAM_TIMEOUT_MS: '15000',
     SLUICE_DISPATCH_CONCURRENCY: '16',
   };
-  const logs = { edge: join(logDir, `${run}-edge.log`), d1: join(logDir, `${run}-d1.log`), d2: join(logDir, `${run}-d2.log`) };
+  const logs = {
+    edge: join(logDir, `${run}-edge.log`),
+    d1: join(logDir, `${run}-d1.log`),
+    d2: join(logDir, `${run}-d2.log`),
+  };
   const dispatcherAt = (i: number) =>
     spawnSluice(`dispatcher-${i + 1}`, DISPATCHER_ENTRY, env, /dispatcher consuming/, i === 0 ? logs.d1 : logs.d2);
   const dispatchers = [dispatcherAt(0), dispatcherAt(1)];
@@ -265,7 +269,9 @@ async function runFault(
   const progress = setInterval(() => {
     const at = sec(Date.now() - started);
     const answered = publications.size;
-    log(`${fault}: ${at} sent ${sent}, accepted ${accepted.size}, answered ${answered}, calls at the GPU ${gpu.inFlight()}`);
+    log(
+      `${fault}: ${at} sent ${sent}, accepted ${accepted.size}, answered ${answered}, calls at the GPU ${gpu.inFlight()}`,
+    );
   }, 5_000);
   try {
     for (let i = 0; Date.now() - started < size.loadMs; i++) {
@@ -426,14 +432,26 @@ export function chaosTable(rows: readonly FaultRow[]): string {
     ['lost', (r) => r.lost],
     ['completed', (r) => r.completed],
     ['failed', (r) => r.failed],
-    ['failed by', (r) => Object.entries(r.failedBy).map(([why, n]) => `${why}: ${n}`).join(', ') || '-'],
+    [
+      'failed by',
+      (r) =>
+        Object.entries(r.failedBy)
+          .map(([why, n]) => `${why}: ${n}`)
+          .join(', ') || '-',
+    ],
     ['calls/completed', (r) => r.upstreamCallsPerCompleted],
     ['retriable 503s', (r) => r.retriableUpstreamFailures],
     ['places when answered', (r) => r.placesHeldWhenAnswered],
     ['places at rest', (r) => r.placesHeldAtRest],
     ['edge 5xx', (r) => r.edge5xx],
     ['spillover DLQ', (r) => r.spilloverDeadLetters],
-    ['lost where', (r) => Object.entries(r.lostWhere).map(([where, n]) => `${where}: ${n}`).join(', ') || '-'],
+    [
+      'lost where',
+      (r) =>
+        Object.entries(r.lostWhere)
+          .map(([where, n]) => `${where}: ${n}`)
+          .join(', ') || '-',
+    ],
   ];
   const head = columns.map(([name]) => name);
   const lines = rows.map((r) => columns.map(([, cell]) => String(cell(r))));
@@ -450,7 +468,8 @@ export async function chaosMain(argv: readonly string[]): Promise<void> {
   if (sizeName !== 'small' && sizeName !== 'full') throw new Error('--size small|full');
   const faults = (flag('faults') ?? Object.keys(FAULTS).join(',')).split(',').filter(Boolean);
   const unknown = faults.filter((f) => !Object.hasOwn(FAULTS, f));
-  if (unknown.length > 0) throw new Error(`unknown fault ${unknown.join(', ')}; known: ${Object.keys(FAULTS).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown fault ${unknown.join(', ')}; known: ${Object.keys(FAULTS).join(', ')}`);
   const rows = await runChaos({ size: SIZES[sizeName], faults, log: (line) => console.log(line) });
   const report = { bench: 'chaos', size: sizeName, faults: rows };
   const out = resolve(flag('out') ?? 'bench/out');

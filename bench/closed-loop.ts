@@ -40,7 +40,8 @@ import { renderTable } from './lib/tables.js';
 type Engine = 'embedded' | 'real';
 type CaseName = 'A' | 'B';
 
-const USAGE = 'usage: npm run bench -- closed-loop [--engine embedded|real|both] [--clients 8] [--tenants 32] [--seconds 10] [--warmup S] [--receivers N]';
+const USAGE =
+  'usage: npm run bench -- closed-loop [--engine embedded|real|both] [--clients 8] [--tenants 32] [--seconds 10] [--warmup S] [--receivers N]';
 
 function readOptions() {
   const { values } = parseArgs({
@@ -60,8 +61,10 @@ function readOptions() {
     if (!/^[1-9]\d*$/.test(v)) throw new Error(`--${name} must be a positive integer, got ${v}`);
     return Number(v);
   };
-  if (!['embedded', 'real', 'both'].includes(values.engine)) throw new Error(`--engine must be embedded, real or both, got ${values.engine}`);
-  if (values.warmup !== undefined && !/^\d+$/.test(values.warmup)) throw new Error(`--warmup must be a whole number of seconds, got ${values.warmup}`);
+  if (!['embedded', 'real', 'both'].includes(values.engine))
+    throw new Error(`--engine must be embedded, real or both, got ${values.engine}`);
+  if (values.warmup !== undefined && !/^\d+$/.test(values.warmup))
+    throw new Error(`--warmup must be a whole number of seconds, got ${values.warmup}`);
   return {
     engines: (values.engine === 'both' ? ['embedded', 'real'] : [values.engine]) as Engine[],
     clients: positiveInt('clients', values.clients),
@@ -91,7 +94,8 @@ const WARMUP_DEFAULT: Record<Engine, number> = { embedded: 5, real: 60 };
 const warmupOf = (engine: Engine) => options.warmupSeconds ?? WARMUP_DEFAULT[engine];
 
 const t0 = performance.now();
-const log = (line: string) => process.stderr.write(`[closed-loop] +${((performance.now() - t0) / 1000).toFixed(1)}s ${line}\n`);
+const log = (line: string) =>
+  process.stderr.write(`[closed-loop] +${((performance.now() - t0) / 1000).toFixed(1)}s ${line}\n`);
 
 /** Sluice's own warnings and errors, the first few only: a failing run would otherwise bury the tables. */
 function stderrLogger(): Logger {
@@ -116,13 +120,25 @@ function policy(tenants: number) {
       models: { [MODEL]: { slots: 256, upstreams: [gpuBaseUrl], defaultMaxTokens: 1 } },
       tenants: Object.fromEntries(Array.from({ length: tenants }, (_, t) => [`t${t}`, {}])),
       accounts: Object.fromEntries(
-        Array.from({ length: tenants }, (_, t) => [`a${t}`, { tenant: `t${t}`, tier: 'realtime', keyHashes: [hashApiKey(keyOf(t))] }]),
+        Array.from({ length: tenants }, (_, t) => [
+          `a${t}`,
+          { tenant: `t${t}`, tier: 'realtime', keyHashes: [hashApiKey(keyOf(t))] },
+        ]),
       ),
     });
 }
 
 /** 256 slots answering a 1-token completion in about a millisecond: the GPU is never what the loop waits on. */
-const GPU = { models: [MODEL], slots: 256, queueLimit: null, baseTokenMs: 1, prefillMsPerKToken: 1, contentionFactor: 0, minOutputTokens: 1, maxOutputTokens: 1 };
+const GPU = {
+  models: [MODEL],
+  slots: 256,
+  queueLimit: null,
+  baseTokenMs: 1,
+  prefillMsPerKToken: 1,
+  contentionFactor: 0,
+  minOutputTokens: 1,
+  maxOutputTokens: 1,
+};
 
 const CASES: Record<CaseName, { tenants: number; clientsPerTenant: number; what: string }> = {
   A: { tenants: 1, clientsPerTenant: CLIENTS, what: `1 tenant × ${CLIENTS} clients` },
@@ -143,7 +159,12 @@ async function measure(engine: Engine, name: CaseName, mq: RocketMQ | undefined)
   if (mq) {
     // A topic and group of its own per case: what one case leaves on the broker is never delivered to the next.
     const id = randomUUID().slice(0, 8);
-    rocketmq = { endpoints: mq.endpoints, parentTopic: `closed-loop-${id}`, consumerGroup: `closed-loop-g-${id}`, ...(options.receivers ? { receivers: options.receivers } : {}) };
+    rocketmq = {
+      endpoints: mq.endpoints,
+      parentTopic: `closed-loop-${id}`,
+      consumerGroup: `closed-loop-g-${id}`,
+      ...(options.receivers ? { receivers: options.receivers } : {}),
+    };
     await mq.createLiteTopic(rocketmq.parentTopic!);
     await mq.createWildcardGroup(rocketmq.consumerGroup!, rocketmq.parentTopic!, { orderly: true });
   }
@@ -162,7 +183,12 @@ async function measure(engine: Engine, name: CaseName, mq: RocketMQ | undefined)
     ...(rocketmq ? { rocketmq } : {}),
   });
   const clients = c.tenants * c.clientsPerTenant;
-  const agent = new Agent({ connections: clients, keepAliveTimeout: 30_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const agent = new Agent({
+    connections: clients,
+    keepAliveTimeout: 30_000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
   const url = `${sluice.url}/v1/chat/completions`;
   const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
   const send = async (client: number): Promise<Answer> => {
@@ -176,7 +202,8 @@ async function measure(engine: Engine, name: CaseName, mq: RocketMQ | undefined)
     await res.body.text();
     const id = res.headers['x-sluice-request-id'];
     if (typeof id === 'string') {
-      if (res.statusCode === 200 && sentAt >= measureFrom) traced.push({ wait: waits.trace(id), sentAt, answeredAt: systemClock.now() });
+      if (res.statusCode === 200 && sentAt >= measureFrom)
+        traced.push({ wait: waits.trace(id), sentAt, answeredAt: systemClock.now() });
       waits.forget(id);
     }
     return res.statusCode;
@@ -190,7 +217,12 @@ async function measure(engine: Engine, name: CaseName, mq: RocketMQ | undefined)
     let endCpu: (() => CpuWindow) | undefined;
     // The CPU window is the measured one: the warm-up's JIT compiling and first connections stay out.
     const measuring = setTimeout(() => (endCpu = startCpuWindow()), WARMUP_S * 1000);
-    const run = await runClosedLoop(send, { clients, durationMs: SECONDS * 1000, warmupMs: WARMUP_S * 1000, now: () => performance.now() });
+    const run = await runClosedLoop(send, {
+      clients,
+      durationMs: SECONDS * 1000,
+      warmupMs: WARMUP_S * 1000,
+      now: () => performance.now(),
+    });
     lag.disable();
     clearTimeout(measuring);
     const window = endCpu?.();
@@ -232,7 +264,9 @@ try {
   // Everything is stopped before the figures are printed, so the JSON line stays the last one of the log.
   // A run that failed half way still prints what it measured.
   await measureAll().catch((error: unknown) => {
-    process.stderr.write(`closed-loop bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `closed-loop bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exitCode = 1;
   });
   const rows: LoopRow[] = [];
@@ -242,7 +276,13 @@ try {
       const m = measured[name][engine];
       if (!m) continue;
       const label = `${name}: ${CASES[name].what}`;
-      rows.push({ label, engine, clients: CASES[name].tenants * CASES[name].clientsPerTenant, summary: m.summary, cpu: m.cpu });
+      rows.push({
+        label,
+        engine,
+        clients: CASES[name].tenants * CASES[name].clientsPerTenant,
+        summary: m.summary,
+        cpu: m.cpu,
+      });
       splitRows.push({ label, engine, split: m.split });
     }
   }
@@ -255,11 +295,22 @@ try {
   const splitTitle =
     'where the time went (served requests of the measured window; share of their summed latency; edge: send to enqueued, ' +
     'broker: to first delivery, upstream: the GPU call, reply: result to the client)';
-  process.stdout.write(`${renderTable(loopTable(title, rows))}\n\n${renderTable(loopSplitTable(splitTitle, splitRows))}\n\n${a.line}\n${b.line}\n`);
+  process.stdout.write(
+    `${renderTable(loopTable(title, rows))}\n\n${renderTable(loopSplitTable(splitTitle, splitRows))}\n\n${a.line}\n${b.line}\n`,
+  );
   const figures = (m: Measured | undefined) => {
     if (!m) return undefined;
     const { summary: s, cpu } = m;
-    return { reqPerSec: s.reqPerSec, p50Ms: s.latencyMs.p50, p99Ms: s.latencyMs.p99, requests: s.requests, over1s: s.slow, expired504: s.expired, statuses: s.statuses, ...(cpu ? { cpu } : {}) };
+    return {
+      reqPerSec: s.reqPerSec,
+      p50Ms: s.latencyMs.p50,
+      p99Ms: s.latencyMs.p99,
+      requests: s.requests,
+      over1s: s.slow,
+      expired504: s.expired,
+      statuses: s.statuses,
+      ...(cpu ? { cpu } : {}),
+    };
   };
   process.stdout.write(
     `${JSON.stringify({
@@ -268,7 +319,13 @@ try {
       seconds: SECONDS,
       warmupSeconds: Object.fromEntries(ENGINES.map((e) => [e, warmupOf(e)])),
       ...(rocketmqVersion ? { rocketmq: rocketmqVersion } : {}),
-      caseA: { clients: CLIENTS, embedded: figures(measured.A.embedded), real: figures(measured.A.real), ratio: a.ratio, pass: a.pass },
+      caseA: {
+        clients: CLIENTS,
+        embedded: figures(measured.A.embedded),
+        real: figures(measured.A.real),
+        ratio: a.ratio,
+        pass: a.pass,
+      },
       caseB: { tenants: TENANTS, embedded: figures(measured.B.embedded), real: figures(measured.B.real), pass: b.pass },
     })}\n`,
   );

@@ -40,7 +40,8 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
 /** Why a scenario has no real-engine run, and where its figures on real services come from instead. */
 export const EMBEDDED_ONLY: Readonly<Record<string, string>> = {
   isolation: 'isolation on RocketMQ is measured by `npm run bench -- queue` (Suspend vs sleep on the real broker)',
-  scale: 'scale measures the embedded engine\'s memory per idle LiteTopic; RocketMQ LiteTopics are measured by `npm run bench -- queue`',
+  scale:
+    "scale measures the embedded engine's memory per idle LiteTopic; RocketMQ LiteTopics are measured by `npm run bench -- queue`",
 };
 
 export interface CliOptions {
@@ -60,12 +61,33 @@ export interface CliOptions {
  * friends), run as scripts of their own: `npm run bench -- admission [--ops N]`.
  */
 export const SERVICE_BENCHES: Readonly<Record<string, { readonly module: string; readonly description: string }>> = {
-  admission: { module: './admission.ts', description: 'admission over Redis TCP and Upstash REST vs @upstash/ratelimit, EVALSHA floor, cached denials' },
-  queue: { module: './queue.ts', description: 'RocketMQ 5.5: Suspend vs sleep isolation, send->handler latency vs embedded, one LiteTopic drained by a FIFO vs a non-orderly group, many LiteTopics' },
-  'aggregate-memory': { module: './aggregate-memory.ts', description: 'store memory of the deployment-wide aggregate for 10,000 tenants bursting in turn, against its bound' },
-  'results-wake': { module: './results-wake.ts', description: 'time from a stored result to the waiting edge waking, embedded vs TCP vs REST' },
-  chaos: { module: './chaos/cli.ts', description: 'faults one at a time on real services (edge + 2 dispatchers): lost, answered twice, GPU calls, places, 5xx' },
-  'closed-loop': { module: './closed-loop.ts', description: 'issue 12: closed-loop clients, 1 tenant x 8 and 32 tenants x 1, embedded vs RocketMQ 5.5: req/s ratio, requests >= 1 s, 504s' },
+  admission: {
+    module: './admission.ts',
+    description: 'admission over Redis TCP and Upstash REST vs @upstash/ratelimit, EVALSHA floor, cached denials',
+  },
+  queue: {
+    module: './queue.ts',
+    description:
+      'RocketMQ 5.5: Suspend vs sleep isolation, send->handler latency vs embedded, one LiteTopic drained by a FIFO vs a non-orderly group, many LiteTopics',
+  },
+  'aggregate-memory': {
+    module: './aggregate-memory.ts',
+    description: 'store memory of the deployment-wide aggregate for 10,000 tenants bursting in turn, against its bound',
+  },
+  'results-wake': {
+    module: './results-wake.ts',
+    description: 'time from a stored result to the waiting edge waking, embedded vs TCP vs REST',
+  },
+  chaos: {
+    module: './chaos/cli.ts',
+    description:
+      'faults one at a time on real services (edge + 2 dispatchers): lost, answered twice, GPU calls, places, 5xx',
+  },
+  'closed-loop': {
+    module: './closed-loop.ts',
+    description:
+      'issue 12: closed-loop clients, 1 tenant x 8 and 32 tenants x 1, embedded vs RocketMQ 5.5: req/s ratio, requests >= 1 s, 504s',
+  },
 };
 
 const USAGE = `usage: npm run bench -- <scenario> [--engine embedded|real] [--out dir] [--seed N] [--size full|small] [--trace file.jsonl]
@@ -108,33 +130,65 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   if (engine !== 'embedded' && engine !== 'real') throw new Error(`--engine must be embedded or real, got ${engine}`);
   if (!/^\d+$/.test(seed)) throw new Error(`--seed must be a non-negative integer, got ${seed}`);
   if (size !== 'full' && size !== 'small') throw new Error(`--size must be full or small, got ${size}`);
-  if (group !== undefined && (engine !== 'real' || (group !== 'fifo' && group !== 'concurrent'))) throw new Error(`--group fifo|concurrent goes with --engine real, got ${group}`);
-  if (trace !== undefined && scenario !== 'replay') throw new Error('--trace goes with the replay scenario: npm run bench -- replay --trace file.jsonl');
+  if (group !== undefined && (engine !== 'real' || (group !== 'fifo' && group !== 'concurrent')))
+    throw new Error(`--group fifo|concurrent goes with --engine real, got ${group}`);
+  if (trace !== undefined && scenario !== 'replay')
+    throw new Error('--trace goes with the replay scenario: npm run bench -- replay --trace file.jsonl');
   if (scenario === 'replay' && trace === undefined) throw new Error('replay needs --trace file.jsonl');
   if (engine === 'real' && !SCENARIOS[scenario]!.engines?.includes('real')) {
-    throw new Error(`${scenario} runs on the embedded engine only: ${EMBEDDED_ONLY[scenario] ?? 'it has no real-engine run'}`);
+    throw new Error(
+      `${scenario} runs on the embedded engine only: ${EMBEDDED_ONLY[scenario] ?? 'it has no real-engine run'}`,
+    );
   }
-  return { scenario, engine, ...(group ? { group: group as 'fifo' | 'concurrent' } : {}), out, seed: Number(seed), size, ...(trace !== undefined ? { tracePath: trace } : {}), flags: rest };
+  return {
+    scenario,
+    engine,
+    ...(group ? { group: group as 'fifo' | 'concurrent' } : {}),
+    out,
+    seed: Number(seed),
+    size,
+    ...(trace !== undefined ? { tracePath: trace } : {}),
+    flags: rest,
+  };
 }
 
 /** The JSON report: everything the run measured, nothing about the machine's wall clock, so a seed gives identical bytes. */
 export function reportJson(o: ScenarioOutput, engine: CliOptions['engine'] = 'embedded'): string {
   const { comparison, ...rest } = o;
   const body = comparison
-    ? { ...rest, comparison: { world: comparison.world, engine: comparison.engine, baselines: comparison.baselines, sluice: comparison.sluice } }
+    ? {
+        ...rest,
+        comparison: {
+          world: comparison.world,
+          engine: comparison.engine,
+          baselines: comparison.baselines,
+          sluice: comparison.sluice,
+        },
+      }
     : rest;
   return JSON.stringify({ engine, ...body }, null, 2) + '\n';
 }
 
 export function charts(o: ScenarioOutput): Record<string, string> {
-  if (o.comparison) return { [`${o.scenario}.svg`]: comparisonSvg(o.comparison, `${o.scenario} (seed ${o.seed}, ${o.size}): hard limiter + priority engine queue vs Sluice`) };
+  if (o.comparison)
+    return {
+      [`${o.scenario}.svg`]: comparisonSvg(
+        o.comparison,
+        `${o.scenario} (seed ${o.seed}, ${o.size}): hard limiter + priority engine queue vs Sluice`,
+      ),
+    };
   if (o.scenario === 'isolation') {
     const runs = (o.details as { runs: { mode: string; throttled: number; healthyPerSec: number }[] }).runs;
     const color = { unthrottled: '#6b7280', suspend: '#16a34a', sleep: '#dc2626' } as Record<string, string>;
     return {
       'isolation.svg': barsSvg(
         'isolation: healthy LiteTopics’ throughput, 50 workers, N of 50 LiteTopics throttled for 300 ms',
-        [5, 40].map((n) => ({ label: `${n} throttled`, bars: runs.filter((r) => r.throttled === n).map((r) => ({ label: r.mode, value: r.healthyPerSec, color: color[r.mode] ?? '#000' })) })),
+        [5, 40].map((n) => ({
+          label: `${n} throttled`,
+          bars: runs
+            .filter((r) => r.throttled === n)
+            .map((r) => ({ label: r.mode, value: r.healthyPerSec, color: color[r.mode] ?? '#000' })),
+        })),
         'healthy messages / s',
       ),
     };
@@ -158,7 +212,11 @@ export function charts(o: ScenarioOutput): Record<string, string> {
   return {};
 }
 
-export async function runScenario(options: CliOptions, log: (line: string) => void, engine?: LabEngine): Promise<ScenarioOutput> {
+export async function runScenario(
+  options: CliOptions,
+  log: (line: string) => void,
+  engine?: LabEngine,
+): Promise<ScenarioOutput> {
   const ctx: ScenarioContext = {
     seed: options.seed,
     size: options.size,
@@ -191,14 +249,17 @@ async function main(): Promise<number> {
   }
   const started = performance.now();
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const engine = options.engine === 'real' ? await startRealEngine(log, { orderly: options.group !== 'concurrent' }) : undefined;
+  const engine =
+    options.engine === 'real' ? await startRealEngine(log, { orderly: options.group !== 'concurrent' }) : undefined;
   let output: ScenarioOutput;
   // A run whose clock has nothing left to fire while answers are awaited would let
   // Node exit 0 in silence; say so and fail instead.
   const silent = () => {
-    log(`${options.scenario}: the run stopped before it finished: nothing was left to happen (no timer, no I/O) while ` +
-      'requests were still unanswered. Some part waits on something that will never come: look at the policy ' +
-      '(slots, shares, lendable) and the log above.');
+    log(
+      `${options.scenario}: the run stopped before it finished: nothing was left to happen (no timer, no I/O) while ` +
+        'requests were still unanswered. Some part waits on something that will never come: look at the policy ' +
+        '(slots, shares, lendable) and the log above.',
+    );
     process.exit(3);
   };
   process.once('beforeExit', silent);
@@ -218,7 +279,9 @@ async function main(): Promise<number> {
   }
   for (const t of output.tables) process.stdout.write(`${renderTable(t)}\n\n`);
   log(`wrote ${written.join(', ')} in ${((performance.now() - started) / 1000).toFixed(1)} s (wall)`);
-  process.stdout.write(`${JSON.stringify({ scenario: output.scenario, seed: output.seed, size: output.size, engine: options.engine, ...output.headline })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ scenario: output.scenario, seed: output.seed, size: output.size, engine: options.engine, ...output.headline })}\n`,
+  );
   return 0;
 }
 

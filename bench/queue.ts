@@ -56,7 +56,9 @@ const RECEIVE_BATCH = values['receive-batch'] === undefined ? undefined : Number
 const NUDGE_AFTER_MS = values['nudge-after-ms'] === undefined ? undefined : Number(values['nudge-after-ms']);
 const mq = await startRocketMQ({
   log,
-  ...(RECEIVE_BATCH === undefined ? {} : { config: { proxySettings: { grpcClientConsumerLongPollingBatchSize: RECEIVE_BATCH } } }),
+  ...(RECEIVE_BATCH === undefined
+    ? {}
+    : { config: { proxySettings: { grpcClientConsumerLongPollingBatchSize: RECEIVE_BATCH } } }),
 });
 const open: LiteQueue[] = [];
 
@@ -64,7 +66,16 @@ async function brokerQueue(tag: string, orderly = true, probe?: ReceiveProbe): P
   const id = `${tag}-${randomUUID().slice(0, 8)}`;
   await mq.createLiteTopic(`bench-${id}`);
   await mq.createWildcardGroup(`bench-g-${id}`, `bench-${id}`, { orderly, maxAttempts: 16 });
-  const q = new RocketMQLiteQueue({ endpoints: mq.endpoints, parentTopic: `bench-${id}`, consumerGroup: `bench-g-${id}`, clock: systemClock, onDeadLetter: () => undefined, ...(RECEIVERS === undefined ? {} : { receivers: RECEIVERS }), ...(NUDGE_AFTER_MS === undefined ? {} : { nudgeAfterMs: NUDGE_AFTER_MS }), ...(probe ? { probe } : {}) });
+  const q = new RocketMQLiteQueue({
+    endpoints: mq.endpoints,
+    parentTopic: `bench-${id}`,
+    consumerGroup: `bench-g-${id}`,
+    clock: systemClock,
+    onDeadLetter: () => undefined,
+    ...(RECEIVERS === undefined ? {} : { receivers: RECEIVERS }),
+    ...(NUDGE_AFTER_MS === undefined ? {} : { nudgeAfterMs: NUDGE_AFTER_MS }),
+    ...(probe ? { probe } : {}),
+  });
   open.push(q);
   return q;
 }
@@ -134,7 +145,9 @@ async function isolation(mode: 'unthrottled' | 'suspend' | 'sleep', throttled: n
   counting = false;
   const perSec = healthy / SECONDS;
   const r = probe.summary();
-  log(`isolation ${mode} ${throttled}: ${healthy} healthy handled; receives ${r.receives} (${r.emptyReceives} empty, batch max ${r.maxBatch}, ms p50 ${r.receiveMs.p50} max ${r.receiveMs.max}), messages ${r.messages}, peak unsettled ${r.peakUnsettled}, queued for handler ${r.peakQueuedForHandler}, after settled ${r.afterSettled}, nudges ${r.nudges}; broker wait ${JSON.stringify(r.brokerWait)}`);
+  log(
+    `isolation ${mode} ${throttled}: ${healthy} healthy handled; receives ${r.receives} (${r.emptyReceives} empty, batch max ${r.maxBatch}, ms p50 ${r.receiveMs.p50} max ${r.receiveMs.max}), messages ${r.messages}, peak unsettled ${r.peakUnsettled}, queued for handler ${r.peakQueuedForHandler}, after settled ${r.afterSettled}, nudges ${r.nudges}; broker wait ${JSON.stringify(r.brokerWait)}`,
+  );
   await sub.close();
   await q.close();
   return perSec;
@@ -143,10 +156,13 @@ async function isolation(mode: 'unthrottled' | 'suspend' | 'sleep', throttled: n
 /** 2. Send -> handler latency at `rate` messages per second over 50 LiteTopics. */
 async function latency(q: LiteQueue, rate: number): Promise<{ p50: number; p99: number; mean: number; n: number }> {
   const samples: number[] = [];
-  const sub = q.subscribe(async (m) => {
-    samples.push(performance.now() - Number(m.body));
-    return Consume.success;
-  }, { concurrency: 64 });
+  const sub = q.subscribe(
+    async (m) => {
+      samples.push(performance.now() - Number(m.body));
+      return Consume.success;
+    },
+    { concurrency: 64 },
+  );
   await sleep(systemClock, 1_000);
   const total = rate * SECONDS;
   const started = performance.now();
@@ -159,19 +175,31 @@ async function latency(q: LiteQueue, rate: number): Promise<{ p50: number; p99: 
   for (let i = 0; i < 300 && samples.length < total; i++) await sleep(systemClock, 100);
   await sub.close();
   samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 0.5), p99: percentile(samples, 0.99), mean: samples.reduce((a, b) => a + b, 0) / samples.length, n: samples.length };
+  return {
+    p50: percentile(samples, 0.5),
+    p99: percentile(samples, 0.99),
+    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+    n: samples.length,
+  };
 }
 
 /** 3. N fresh LiteTopics, one message each: time until every one is delivered, and the latency. */
 async function manyTopics(n: number): Promise<{ deliveredAll: boolean; seconds: number; p50: number; p99: number }> {
   const q = await brokerQueue(`many-${n}`);
   const samples: number[] = [];
-  const sub = q.subscribe(async (m) => {
-    samples.push(performance.now() - Number(m.body));
-    return Consume.success;
-  }, { concurrency: 64 });
+  const sub = q.subscribe(
+    async (m) => {
+      samples.push(performance.now() - Number(m.body));
+      return Consume.success;
+    },
+    { concurrency: 64 },
+  );
   const started = performance.now();
-  await sendAll(q, Array.from({ length: n }, (_, i) => `m${i}`), () => String(performance.now()));
+  await sendAll(
+    q,
+    Array.from({ length: n }, (_, i) => `m${i}`),
+    () => String(performance.now()),
+  );
   for (let i = 0; i < 1200 && samples.length < n; i++) await sleep(systemClock, 100);
   const seconds = (performance.now() - started) / 1000;
   await sub.close();
@@ -191,7 +219,11 @@ interface Drain {
 /** 4. One LiteTopic's burst, queued before the consumer starts: time from the first handler start to the last message handled. */
 async function drain(q: LiteQueue): Promise<Drain> {
   const topic = `burst-${randomUUID().slice(0, 8)}`;
-  await sendAll(q, Array.from({ length: DRAIN_MESSAGES }, () => topic), () => randomUUID());
+  await sendAll(
+    q,
+    Array.from({ length: DRAIN_MESSAGES }, () => topic),
+    () => randomUUID(),
+  );
   const seen = new Set<string>();
   let handled = 0;
   let duplicates = 0;
@@ -199,18 +231,21 @@ async function drain(q: LiteQueue): Promise<Drain> {
   let maxInFlight = 0;
   let started = 0;
   let last = 0;
-  const sub = q.subscribe(async (m) => {
-    if (started === 0) started = performance.now();
-    running++;
-    maxInFlight = Math.max(maxInFlight, running);
-    await sleep(systemClock, DRAIN_HANDLER_MS);
-    running--;
-    if (seen.has(m.body)) duplicates++;
-    seen.add(m.body);
-    handled++;
-    last = performance.now();
-    return Consume.success;
-  }, { concurrency: DRAIN_CONCURRENCY });
+  const sub = q.subscribe(
+    async (m) => {
+      if (started === 0) started = performance.now();
+      running++;
+      maxInFlight = Math.max(maxInFlight, running);
+      await sleep(systemClock, DRAIN_HANDLER_MS);
+      running--;
+      if (seen.has(m.body)) duplicates++;
+      seen.add(m.body);
+      handled++;
+      last = performance.now();
+      return Consume.success;
+    },
+    { concurrency: DRAIN_CONCURRENCY },
+  );
   const deadline = performance.now() + 10 * 60_000;
   while (seen.size < DRAIN_MESSAGES && performance.now() < deadline) await sleep(systemClock, 20);
   await sub.close();
@@ -229,38 +264,51 @@ interface PacedDrain {
 /** 4b. The burst paced like the dispatcher: each message books its own slot (GCRA, burst 1) and Suspends until it. */
 async function pacedDrain(q: LiteQueue, n: number, rate: number, handlerMs: number): Promise<PacedDrain> {
   const topic = `paced-${randomUUID().slice(0, 8)}`;
-  await sendAll(q, Array.from({ length: n }, () => topic), () => randomUUID());
+  await sendAll(
+    q,
+    Array.from({ length: n }, () => topic),
+    () => randomUUID(),
+  );
   const booked = new Map<string, number>();
   let tat: number | undefined;
   let deliveries = 0;
   const late: number[] = [];
   let first = 0;
   let last = 0;
-  const sub = q.subscribe(async (m) => {
-    deliveries++;
-    const now = Date.now();
-    if (first === 0) first = now;
-    let slot = booked.get(m.messageId);
-    if (slot === undefined) {
-      // The dispatcher's booking (lib/limits/gcra reserving up to 30 s ahead).
-      const d = pace({ rate, burst: 1 }, tat, now, 30_000);
-      slot = now + d.waitMs;
-      tat = d.tat;
-      booked.set(m.messageId, slot);
-    }
-    if (slot - now >= 50) return Consume.suspend(slot - now);
-    if (slot > now) await sleep(systemClock, slot - now);
-    late.push(Date.now() - slot);
-    await sleep(systemClock, handlerMs);
-    last = Date.now();
-    return Consume.success;
-  }, { concurrency: DRAIN_CONCURRENCY });
+  const sub = q.subscribe(
+    async (m) => {
+      deliveries++;
+      const now = Date.now();
+      if (first === 0) first = now;
+      let slot = booked.get(m.messageId);
+      if (slot === undefined) {
+        // The dispatcher's booking (lib/limits/gcra reserving up to 30 s ahead).
+        const d = pace({ rate, burst: 1 }, tat, now, 30_000);
+        slot = now + d.waitMs;
+        tat = d.tat;
+        booked.set(m.messageId, slot);
+      }
+      if (slot - now >= 50) return Consume.suspend(slot - now);
+      if (slot > now) await sleep(systemClock, slot - now);
+      late.push(Date.now() - slot);
+      await sleep(systemClock, handlerMs);
+      last = Date.now();
+      return Consume.success;
+    },
+    { concurrency: DRAIN_CONCURRENCY },
+  );
   const deadline = Date.now() + 10 * 60_000;
   while (late.length < n && Date.now() < deadline) await sleep(systemClock, 20);
   while (last === 0 || Date.now() - last < handlerMs + 50) await sleep(systemClock, 20);
   await sub.close();
   late.sort((a, b) => a - b);
-  return { seconds: (last - first) / 1000, ideal: (n - 1) / rate + handlerMs / 1000, deliveries, lateP50: percentile(late, 0.5), lateMax: late[late.length - 1] ?? NaN };
+  return {
+    seconds: (last - first) / 1000,
+    ideal: (n - 1) / rate + handlerMs / 1000,
+    deliveries,
+    lateP50: percentile(late, 0.5),
+    lateMax: late[late.length - 1] ?? NaN,
+  };
 }
 
 try {
@@ -302,43 +350,125 @@ try {
   if (PARTS.has(4)) {
     log('paced drain: 40 messages in one LiteTopic at 20/s, handler 400 ms, both groups side by side');
     const [fifoQ, concurrentQ] = await Promise.all([brokerQueue('paced-fifo', true), brokerQueue('paced-conc', false)]);
-    const [fifo, concurrent] = await Promise.all([pacedDrain(fifoQ, 40, 20, 400), pacedDrain(concurrentQ, 40, 20, 400)]);
+    const [fifo, concurrent] = await Promise.all([
+      pacedDrain(fifoQ, 40, 20, 400),
+      pacedDrain(concurrentQ, 40, 20, 400),
+    ]);
     paced = { fifo, concurrent };
   }
 
   console.log(`RocketMQ ${mq.version}, one broker on loopback, 2 cores; ${SECONDS} s windows`);
-  if (PARTS.has(1)) console.log('\n1. isolation: healthy LiteTopics, messages/s (50 LiteTopics, 50 handlers, 50 ms each; throttled: 1 per 300 ms)');
-  if (PARTS.has(1)) console.log('throttled'.padEnd(11) + 'unthrottled'.padStart(13) + 'Suspend'.padStart(10) + 'sleep'.padStart(10) + '  Suspend/ref  sleep/ref');
+  if (PARTS.has(1))
+    console.log(
+      '\n1. isolation: healthy LiteTopics, messages/s (50 LiteTopics, 50 handlers, 50 ms each; throttled: 1 per 300 ms)',
+    );
+  if (PARTS.has(1))
+    console.log(
+      'throttled'.padEnd(11) +
+        'unthrottled'.padStart(13) +
+        'Suspend'.padStart(10) +
+        'sleep'.padStart(10) +
+        '  Suspend/ref  sleep/ref',
+    );
   for (const [t, r] of Object.entries(iso)) {
-    console.log(t.padEnd(11) + r.unthrottled!.toFixed(1).padStart(13) + r.suspend!.toFixed(1).padStart(10) + r.sleep!.toFixed(1).padStart(10) + `${((100 * r.suspend!) / r.unthrottled!).toFixed(0)}%`.padStart(13) + `${((100 * r.sleep!) / r.unthrottled!).toFixed(0)}%`.padStart(11));
+    console.log(
+      t.padEnd(11) +
+        r.unthrottled!.toFixed(1).padStart(13) +
+        r.suspend!.toFixed(1).padStart(10) +
+        r.sleep!.toFixed(1).padStart(10) +
+        `${((100 * r.suspend!) / r.unthrottled!).toFixed(0)}%`.padStart(13) +
+        `${((100 * r.sleep!) / r.unthrottled!).toFixed(0)}%`.padStart(11),
+    );
   }
   if (lat) {
     console.log('\n2. send -> handler latency at 200 msg/s over 50 LiteTopics (ms)');
     console.log('engine'.padEnd(11) + 'p50'.padStart(9) + 'p99'.padStart(9) + 'mean'.padStart(9));
   }
-  for (const [name, r] of Object.entries(lat ?? {})) console.log(name.padEnd(11) + r.p50.toFixed(2).padStart(9) + r.p99.toFixed(2).padStart(9) + r.mean.toFixed(2).padStart(9));
+  for (const [name, r] of Object.entries(lat ?? {}))
+    console.log(
+      name.padEnd(11) + r.p50.toFixed(2).padStart(9) + r.p99.toFixed(2).padStart(9) + r.mean.toFixed(2).padStart(9),
+    );
   if (PARTS.has(3)) console.log('\n3. fresh LiteTopics, one message each');
-  if (PARTS.has(3)) console.log('LiteTopics'.padEnd(11) + 'all delivered'.padStart(15) + 'seconds'.padStart(9) + 'p50 ms'.padStart(10) + 'p99 ms'.padStart(10));
-  for (const [n, r] of Object.entries(many)) console.log(n.padEnd(11) + String(r.deliveredAll).padStart(15) + r.seconds.toFixed(1).padStart(9) + r.p50.toFixed(0).padStart(10) + r.p99.toFixed(0).padStart(10));
+  if (PARTS.has(3))
+    console.log(
+      'LiteTopics'.padEnd(11) +
+        'all delivered'.padStart(15) +
+        'seconds'.padStart(9) +
+        'p50 ms'.padStart(10) +
+        'p99 ms'.padStart(10),
+    );
+  for (const [n, r] of Object.entries(many))
+    console.log(
+      n.padEnd(11) +
+        String(r.deliveredAll).padStart(15) +
+        r.seconds.toFixed(1).padStart(9) +
+        r.p50.toFixed(0).padStart(10) +
+        r.p99.toFixed(0).padStart(10),
+    );
   if (drains) {
-    console.log(`\n4. drain of ${DRAIN_MESSAGES} messages queued in one LiteTopic, handler ${DRAIN_HANDLER_MS} ms, concurrency ${DRAIN_CONCURRENCY}, both groups at once`);
-    console.log('group'.padEnd(13) + 'seconds'.padStart(9) + 'msg/s'.padStart(8) + 'max in flight'.padStart(15) + 'duplicates'.padStart(12));
-    for (const [name, r] of Object.entries({ 'FIFO': drains.fifo, 'non-orderly': drains.concurrent })) {
-      console.log(name.padEnd(13) + r.seconds.toFixed(2).padStart(9) + r.perSecond.toFixed(1).padStart(8) + String(r.maxInFlight).padStart(15) + String(r.duplicates).padStart(12));
+    console.log(
+      `\n4. drain of ${DRAIN_MESSAGES} messages queued in one LiteTopic, handler ${DRAIN_HANDLER_MS} ms, concurrency ${DRAIN_CONCURRENCY}, both groups at once`,
+    );
+    console.log(
+      'group'.padEnd(13) +
+        'seconds'.padStart(9) +
+        'msg/s'.padStart(8) +
+        'max in flight'.padStart(15) +
+        'duplicates'.padStart(12),
+    );
+    for (const [name, r] of Object.entries({ FIFO: drains.fifo, 'non-orderly': drains.concurrent })) {
+      console.log(
+        name.padEnd(13) +
+          r.seconds.toFixed(2).padStart(9) +
+          r.perSecond.toFixed(1).padStart(8) +
+          String(r.maxInFlight).padStart(15) +
+          String(r.duplicates).padStart(12),
+      );
     }
     console.log(`non-orderly drains ${drains.ratio.toFixed(1)}x faster`);
   }
   if (paced) {
-    console.log('\n4b. the same, paced like the dispatcher: 40 messages, each books its slot at 20/s and Suspends until it, handler 400 ms');
-    console.log('group'.padEnd(13) + 'seconds'.padStart(9) + 'ideal'.padStart(8) + 'deliveries'.padStart(12) + 'late p50 ms'.padStart(13) + 'late max ms'.padStart(13));
-    for (const [name, r] of Object.entries({ 'FIFO': paced.fifo, 'non-orderly': paced.concurrent })) {
-      console.log(name.padEnd(13) + r.seconds.toFixed(2).padStart(9) + r.ideal.toFixed(2).padStart(8) + String(r.deliveries).padStart(12) + r.lateP50.toFixed(0).padStart(13) + r.lateMax.toFixed(0).padStart(13));
+    console.log(
+      '\n4b. the same, paced like the dispatcher: 40 messages, each books its slot at 20/s and Suspends until it, handler 400 ms',
+    );
+    console.log(
+      'group'.padEnd(13) +
+        'seconds'.padStart(9) +
+        'ideal'.padStart(8) +
+        'deliveries'.padStart(12) +
+        'late p50 ms'.padStart(13) +
+        'late max ms'.padStart(13),
+    );
+    for (const [name, r] of Object.entries({ FIFO: paced.fifo, 'non-orderly': paced.concurrent })) {
+      console.log(
+        name.padEnd(13) +
+          r.seconds.toFixed(2).padStart(9) +
+          r.ideal.toFixed(2).padStart(8) +
+          String(r.deliveries).padStart(12) +
+          r.lateP50.toFixed(0).padStart(13) +
+          r.lateMax.toFixed(0).padStart(13),
+      );
     }
-    console.log('(a message books its slot on its first delivery: FIFO delivers one after the other, so it is never late for its slot but takes one handler time per message)');
+    console.log(
+      '(a message books its slot on its first delivery: FIFO delivers one after the other, so it is never late for its slot but takes one handler time per message)',
+    );
   }
-  console.log(JSON.stringify({ bench: 'queue', version: mq.version, seconds: SECONDS, isolation: iso, latency: lat, liteTopics: many, drain: drains, pacedDrain: paced }));
+  console.log(
+    JSON.stringify({
+      bench: 'queue',
+      version: mq.version,
+      seconds: SECONDS,
+      isolation: iso,
+      latency: lat,
+      liteTopics: many,
+      drain: drains,
+      pacedDrain: paced,
+    }),
+  );
 } catch (error) {
-  process.stderr.write(`queue bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `queue bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exitCode = 1;
 } finally {
   for (const q of open) await q.close().catch(() => undefined);

@@ -38,7 +38,10 @@ export function reportedScenarios(): string[] {
  * deployment differs from the lab's default (two dispatchers sharing the store)
  * and the difference is the point.
  */
-export const REPORT_VARIANTS: readonly { readonly scenario: string; readonly flags: Readonly<Record<string, string>> }[] = [
+export const REPORT_VARIANTS: readonly {
+  readonly scenario: string;
+  readonly flags: Readonly<Record<string, string>>;
+}[] = [
   { scenario: 'seed2-burst', flags: { dispatchers: '2' } },
   { scenario: 'mixed-overload', flags: { dispatchers: '2' } },
 ];
@@ -51,7 +54,10 @@ export function variantName(flags: Readonly<Record<string, string>>): string {
 }
 
 /** Runs each reported scenario once; returns the report's files by path relative to its directory. */
-export async function buildReport(log: (line: string) => void, onScenario: (name: string) => void = () => {}): Promise<Map<string, string>> {
+export async function buildReport(
+  log: (line: string) => void,
+  onScenario: (name: string) => void = () => {},
+): Promise<Map<string, string>> {
   const runs = [...reportedScenarios().map((scenario) => ({ scenario, flags: {} })), ...REPORT_VARIANTS];
   const files = new Map<string, string>();
   const reported: ReportedScenario[] = [];
@@ -69,12 +75,25 @@ export async function buildReport(log: (line: string) => void, onScenario: (name
       files.set(path, svg);
       chartPaths.push(path);
     }
-    reported.push({ output, description: SCENARIOS[scenario]!.description, charts: chartPaths, ...(variant ? { variant } : {}) });
+    reported.push({
+      output,
+      description: SCENARIOS[scenario]!.description,
+      charts: chartPaths,
+      ...(variant ? { variant } : {}),
+    });
     log(`report: ${name} done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
   files.set(
     'results.md',
-    resultsMarkdown({ command: REPORT_COMMAND, checkedBy: REPORT_TEST, engine: 'embedded', size: SIZE, seed: SEED, scenarios: reported, omitted: NOT_IN_REPORT }),
+    resultsMarkdown({
+      command: REPORT_COMMAND,
+      checkedBy: REPORT_TEST,
+      engine: 'embedded',
+      size: SIZE,
+      seed: SEED,
+      scenarios: reported,
+      omitted: NOT_IN_REPORT,
+    }),
   );
   return files;
 }
@@ -115,7 +134,9 @@ export async function reportCli(argv: readonly string[]): Promise<number> {
   // A scenario whose clock runs dry with answers still awaited would let Node exit 0
   // with half a report; fail and say which one instead.
   const silent = () => {
-    log(`report: ${running} stopped before it finished: nothing was left to happen while requests were unanswered; no file written`);
+    log(
+      `report: ${running} stopped before it finished: nothing was left to happen while requests were unanswered; no file written`,
+    );
     process.exit(3);
   };
   process.once('beforeExit', silent);
@@ -126,6 +147,8 @@ export async function reportCli(argv: readonly string[]): Promise<number> {
     process.off('beforeExit', silent);
   }
   const written = writeReport(resolve(out), files);
-  log(`report: wrote ${written.length} files under ${resolve(out)} in ${((performance.now() - started) / 1000).toFixed(1)} s (wall)`);
+  log(
+    `report: wrote ${written.length} files under ${resolve(out)} in ${((performance.now() - started) / 1000).toFixed(1)} s (wall)`,
+  );
   return 0;
 }

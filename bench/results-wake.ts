@@ -38,7 +38,11 @@ const rest = await startUpstashRestServer({ redisUrl: redis.url, token: 'bench',
 try {
   const embedded = createEmbeddedResults({ clock: systemClock });
   const tcp = () => createRedisResults({ transport: ioredisTransport(new IoRedis(redis.url)), clock: systemClock });
-  const up = () => createRedisResults({ transport: upstashTransport(new UpstashRedis({ url: rest.url, token: 'bench', automaticDeserialization: false })), clock: systemClock });
+  const up = () =>
+    createRedisResults({
+      transport: upstashTransport(new UpstashRedis({ url: rest.url, token: 'bench', automaticDeserialization: false })),
+      clock: systemClock,
+    });
   const rows = {
     embedded: await measure(embedded, embedded),
     tcp: await measure(tcp(), tcp()),
@@ -46,8 +50,17 @@ try {
   };
   console.log(`result wake-up after the write, ${rounds} rounds (ms)`);
   console.log('channel'.padEnd(14) + 'p50'.padStart(8) + 'p99'.padStart(8));
-  for (const [name, r] of Object.entries(rows)) console.log(name.padEnd(14) + r.p50.toFixed(2).padStart(8) + r.p99.toFixed(2).padStart(8));
-  console.log(JSON.stringify({ bench: 'results-wake', rounds, ...Object.fromEntries(Object.entries(rows).map(([k, r]) => [k, { p50Ms: +r.p50.toFixed(3), p99Ms: +r.p99.toFixed(3) }])) }));
+  for (const [name, r] of Object.entries(rows))
+    console.log(name.padEnd(14) + r.p50.toFixed(2).padStart(8) + r.p99.toFixed(2).padStart(8));
+  console.log(
+    JSON.stringify({
+      bench: 'results-wake',
+      rounds,
+      ...Object.fromEntries(
+        Object.entries(rows).map(([k, r]) => [k, { p50Ms: +r.p50.toFixed(3), p99Ms: +r.p99.toFixed(3) }]),
+      ),
+    }),
+  );
 } finally {
   await rest.close();
   await redis.close();

@@ -13,6 +13,7 @@ export function buildApp(app: App): ReturnType<typeof addSluice> {
   const cfg = configFromContext((k) => app.node.tryGetContext(k) as unknown);
   const stacks = addSluice(app, cfg);
   applySuppressions(stacks);
-  if (app.node.tryGetContext('nag') !== 'false') Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  if (app.node.tryGetContext('nag') !== 'false')
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return stacks;
 }

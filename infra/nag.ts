@@ -65,7 +65,11 @@ export function applySuppressions(s: SluiceStacks): void {
     );
   }
   if (s.edge.fn.runtime.name === 'nodejs20.x') {
-    ack(s.edge.fn, 'CloudFormation-Validate::W2531', 'Same as AwsSolutions-L1: Node.js 20 chosen with context edgeNodeMajor.');
+    ack(
+      s.edge.fn,
+      'CloudFormation-Validate::W2531',
+      'Same as AwsSolutions-L1: Node.js 20 chosen with context edgeNodeMajor.',
+    );
   }
   ack(
     child(s.edge, 'AccessLogs'),
@@ -83,7 +87,11 @@ export function applySuppressions(s: SluiceStacks): void {
     'The edge reads the admin key at cold start; rotate by putting a new value and letting new instances start (a managed rotation would need a rotation function for a value nothing else stores).',
   );
   const dist = s.edge.distribution;
-  ack(dist, 'AwsSolutions-CFR1', 'An API for tenants anywhere; who may call it is decided per API key by the edge, not by country. Add geo restrictions per deployment if required.');
+  ack(
+    dist,
+    'AwsSolutions-CFR1',
+    'An API for tenants anywhere; who may call it is decided per API key by the edge, not by country. Add geo restrictions per deployment if required.',
+  );
   if (!s.edge.hasWebAcl) {
     ack(
       dist,
@@ -131,7 +139,7 @@ export function applySuppressions(s: SluiceStacks): void {
     ack(
       b.loadBalancer,
       'AwsSolutions-ELB2',
-      'Internal NLB with a TCP listener that passes the clients\' TLS through to the proxies (the proxies hold the certificate): NLB access logs are only written for TLS listeners, so there is nothing to log (the public TLS listener, when enabled, logs to S3).',
+      "Internal NLB with a TCP listener that passes the clients' TLS through to the proxies (the proxies hold the certificate): NLB access logs are only written for TLS listeners, so there is nothing to log (the public TLS listener, when enabled, logs to S3).",
     );
     ack(
       child(b.initFunctionRole, 'DefaultPolicy'),
@@ -139,7 +147,11 @@ export function applySuppressions(s: SluiceStacks): void {
       'The init handler waits for the task it started with ecs:DescribeTasks, whose resource is the task ARN, known only at run time; the wildcard is this cluster’s tasks. It may start only the init task definition (ecs:RunTask with an ecs:cluster condition) and pass only that task’s two roles.',
     );
     if (b.publicLogBucket) {
-      ack(b.publicLogBucket, 'AwsSolutions-S1', 'This bucket is the public NLB’s access-log destination; logging it into itself would loop.');
+      ack(
+        b.publicLogBucket,
+        'AwsSolutions-S1',
+        'This bucket is the public NLB’s access-log destination; logging it into itself would loop.',
+      );
     }
     for (const secret of [b.credentials, b.dispatcherCredentials, b.edgeCredentials]) {
       if (!secret) continue;
@@ -153,7 +165,7 @@ export function applySuppressions(s: SluiceStacks): void {
       ack(
         secret,
         'AwsSolutions-SMG4',
-        'Written by the deploy-time certificate custom resource (a CA whose key is discarded, and the proxies\' certificate): a managed rotation would change the secret without a certificate the other side accepts. A new certificate is issued when the resource changes (the internal NLB\'s name, the validity) (infra/README.md).',
+        "Written by the deploy-time certificate custom resource (a CA whose key is discarded, and the proxies' certificate): a managed rotation would change the secret without a certificate the other side accepts. A new certificate is issued when the resource changes (the internal NLB's name, the validity) (infra/README.md).",
       );
     }
     if (b.publicNlbSecurityGroup) {

@@ -19,7 +19,10 @@ const DEFAULT_SLOTS = 8;
  * the function's timeout while its request still runs. CloudFront's 60 s origin read timeout is
  * no reason: a sync answer that waits sends keepalive bytes (functions/edge/keepalive.ts).
  */
-export function seedPolicy(gpuEndpoints: Record<string, string[]>, options: { syncWaitLimitMs?: number } = {}): PolicyInput {
+export function seedPolicy(
+  gpuEndpoints: Record<string, string[]>,
+  options: { syncWaitLimitMs?: number } = {},
+): PolicyInput {
   const models: PolicyInput['models'] = {};
   for (const [model, upstreams] of Object.entries(gpuEndpoints)) models[model] = { slots: DEFAULT_SLOTS, upstreams };
   const limit = options.syncWaitLimitMs;

@@ -116,7 +116,9 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     ...(edgeBrokerEndpoint ? { brokerEndpoint: edgeBrokerEndpoint } : {}),
     ...(broker?.edgeCredentials ? { brokerCredentials: broker.edgeCredentials } : {}),
     nodeMajor: cfg.edgeNodeMajor,
-    ...(cfg.edgeDomainName && cfg.edgeCertificateArn ? { domainName: cfg.edgeDomainName, certificateArn: cfg.edgeCertificateArn } : {}),
+    ...(cfg.edgeDomainName && cfg.edgeCertificateArn
+      ? { domainName: cfg.edgeDomainName, certificateArn: cfg.edgeCertificateArn }
+      : {}),
     ...(cfg.edgeWebAclArn ? { webAclArn: cfg.edgeWebAclArn } : {}),
     memoryMiB: cfg.edgeMemoryMiB,
     timeoutSeconds: cfg.edgeTimeoutSeconds,
@@ -149,7 +151,15 @@ export function addSluice(app: App, cfg: SluiceConfig, opts: { regionSuffix?: bo
     realtimeWarningThreshold: cfg.realtimeWarningThreshold,
   });
 
-  const stacks: SluiceStacks = { network, config, queues, ...(broker ? { broker } : {}), dispatchers, edge, observability };
+  const stacks: SluiceStacks = {
+    network,
+    config,
+    queues,
+    ...(broker ? { broker } : {}),
+    dispatchers,
+    edge,
+    observability,
+  };
   for (const s of Object.values(stacks)) {
     Tags.of(s).add('project', 'sluice');
     Tags.of(s).add('stage', cfg.stage);

@@ -35,7 +35,10 @@ function shown(path: readonly string[]): string {
 
 /** Thrown by encoders handed a value deeper than they accept, instead of a stack overflow. */
 export class TooDeepError extends Error {
-  constructor(readonly maxDepth: number, readonly path: string) {
+  constructor(
+    readonly maxDepth: number,
+    readonly path: string,
+  ) {
     super(`value nests deeper than ${maxDepth} levels at '${path || '(root)'}'`);
     this.name = 'TooDeepError';
   }

@@ -22,7 +22,8 @@ function envelopeId(body: string): string | undefined {
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
 // Each spilled envelope's id in the log, so the bench can say where a lost request went.
-const onSpill = (liteTopic: string, body: string) => log.info({ id: envelopeId(body), liteTopic }, 'envelope spilled to SQS');
+const onSpill = (liteTopic: string, body: string) =>
+  log.info({ id: envelopeId(body), liteTopic }, 'envelope spilled to SQS');
 const parts = await createParts(config, systemClock, log, { role: 'edge', onSpill });
 const app = createEdgeFromParts({ parts, clock: systemClock, log, options: edgeOptions(config) });
 const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {

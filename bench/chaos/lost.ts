@@ -81,7 +81,11 @@ export async function whereLost(opts: {
     .send(
       new GetQueueAttributesCommand({
         QueueUrl: opts.spilloverUrl,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
       }),
     )
     .catch(() => ({ Attributes: {} as Record<string, string> }));

@@ -49,12 +49,22 @@ export interface CountedGpu {
 }
 
 export async function countedGpu(): Promise<CountedGpu> {
-  const gpu = createGpuSim({ clock: systemClock, models: [CHAOS_MODEL], slots: 8, queueLimit: 64, minOutputTokens: 8, maxOutputTokens: 16 });
+  const gpu = createGpuSim({
+    clock: systemClock,
+    models: [CHAOS_MODEL],
+    slots: 8,
+    queueLimit: 64,
+    minOutputTokens: 8,
+    maxOutputTokens: 16,
+  });
   const counts = new Map<string, CallCount>();
   let inFlight = 0;
   const fetch = async (req: Request): Promise<Response> => {
     type Chat = { messages?: Array<{ content?: unknown }> } | undefined;
-    const body = (await req.clone().json().catch(() => undefined)) as Chat;
+    const body = (await req
+      .clone()
+      .json()
+      .catch(() => undefined)) as Chat;
     const marker = String(body?.messages?.[0]?.content ?? '');
     const c = counts.get(marker) ?? { calls: 0, faults: 0, ok: 0 };
     counts.set(marker, c);
@@ -94,12 +104,17 @@ export interface ChaosQueues {
 export async function chaosQueues(sqs: SQSClient, prefix: string): Promise<ChaosQueues> {
   const fifo = { FifoQueue: 'true' };
   const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-dead-letters.fifo`, Attributes: fifo }));
-  const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }));
+  const attributes = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }),
+  );
   const arn = attributes.Attributes!.QueueArn!;
   const spill = await sqs.send(
     new CreateQueueCommand({
       QueueName: `${prefix}-spillover.fifo`,
-      Attributes: { FifoQueue: 'true', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: 5 }) },
+      Attributes: {
+        FifoQueue: 'true',
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: 5 }),
+      },
     }),
   );
   // Sluice's own dead letters (with reasons) go to a standard queue, as in the stack.

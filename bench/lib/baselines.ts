@@ -19,7 +19,16 @@ import { createHardLimiter } from './hard-limiter.js';
 import { isOk, Recorder } from './recorder.js';
 import { stopOnStall } from './stall.js';
 import { isEventStream, readStreamAnswer } from './stream-answer.js';
-import { busySlotMs, CLIENT_TIMEOUT_MS, gpuFigures, replay, withClientTimeout, type RunOptions, type Send, type SystemRun } from './systems.js';
+import {
+  busySlotMs,
+  CLIENT_TIMEOUT_MS,
+  gpuFigures,
+  replay,
+  withClientTimeout,
+  type RunOptions,
+  type Send,
+  type SystemRun,
+} from './systems.js';
 import { GPU_BASE_URL, gpuSimOptions, requestBody, worldPolicy, type World } from './world.js';
 
 export type BaselineName = 'shallow' | 'fcfs' | 'priority';
@@ -43,7 +52,9 @@ export function baselineGpuOptions(world: World, name: BaselineName): Omit<GpuSi
 
 /** Tiers by weight, heaviest first, then by name: the order Sluice's scheduler favours them in. */
 export function tiersByWeight(policy: Policy): string[] {
-  return Object.keys(policy.tiers).sort((a, b) => policy.tiers[b]!.weight - policy.tiers[a]!.weight || (a < b ? -1 : a > b ? 1 : 0));
+  return Object.keys(policy.tiers).sort(
+    (a, b) => policy.tiers[b]!.weight - policy.tiers[a]!.weight || (a < b ? -1 : a > b ? 1 : 0),
+  );
 }
 
 /** vLLM priority of a tier: its rank by weight (0 for the heaviest); a tier the policy lacks goes last. */
@@ -91,9 +102,23 @@ export async function runBaseline(world: World, name: BaselineName, options: Run
   };
 
   const progress = options.progress && ((line: string) => options.progress!(`${name}: ${line}`));
-  const { endMs, unanswered, stalled, resendsPending } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
+  const { endMs, unanswered, stalled, resendsPending } = await replay(
+    world,
+    timeline,
+    recorder,
+    send,
+    () => busySlotMs(gpu.stats()),
+    progress,
+  );
   if (stalled) {
-    const facts = { system: name, admittedGate: 'the GPU (queued or running)', kind: stalled, timeline, attempts: recorder.attempts, resendsPending };
+    const facts = {
+      system: name,
+      admittedGate: 'the GPU (queued or running)',
+      kind: stalled,
+      timeline,
+      attempts: recorder.attempts,
+      resendsPending,
+    };
     stopOnStall({ ...facts, gpu: gpu.stats() }, options.progress, () => gpu.close());
   }
   gpu.close();

@@ -15,7 +15,14 @@ const COLORS = { admitted: '#2563eb', completed: '#16a34a', rejected: '#dc2626',
 const TIER_COLORS = ['#7c3aed', '#ea580c', '#0891b2', '#be185d', '#4d7c0f'];
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const fmt = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(x >= 10_000 ? 0 : 1)}k` : x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2));
+const fmt = (x: number) =>
+  x >= 1000
+    ? `${(x / 1000).toFixed(x >= 10_000 ? 0 : 1)}k`
+    : x >= 10
+      ? x.toFixed(0)
+      : x >= 1
+        ? x.toFixed(1)
+        : x.toFixed(2);
 
 /** Grid divisions that give round tick values for a niceMax value. */
 function divisions(max: number): number {
@@ -36,7 +43,16 @@ interface Line {
   readonly dash?: boolean;
 }
 
-function panel(x0: number, y0: number, title: string, t: readonly number[], lines: readonly Line[], yMax: number, yLabel: string, xMaxMs: number): string {
+function panel(
+  x0: number,
+  y0: number,
+  title: string,
+  t: readonly number[],
+  lines: readonly Line[],
+  yMax: number,
+  yLabel: string,
+  xMaxMs: number,
+): string {
   const iw = W - PAD.l - PAD.r;
   const ih = H - PAD.t - PAD.b;
   const sx = (ms: number) => x0 + PAD.l + (ms / xMaxMs) * iw;
@@ -48,18 +64,26 @@ function panel(x0: number, y0: number, title: string, t: readonly number[], line
   for (let i = 0; i <= d; i++) {
     const v = (yMax * i) / d;
     out.push(`<line x1="${x0 + PAD.l}" x2="${x0 + PAD.l + iw}" y1="${sy(v)}" y2="${sy(v)}" stroke="#e5e5e5"/>`);
-    out.push(`<text x="${x0 + PAD.l - 4}" y="${sy(v) + 3}" font-size="9" text-anchor="end" fill="#525252">${fmt(v)}</text>`);
+    out.push(
+      `<text x="${x0 + PAD.l - 4}" y="${sy(v) + 3}" font-size="9" text-anchor="end" fill="#525252">${fmt(v)}</text>`,
+    );
   }
-  out.push(`<text x="${x0 + 10}" y="${y0 + PAD.t + ih / 2}" font-size="9" fill="#525252" transform="rotate(-90 ${x0 + 10} ${y0 + PAD.t + ih / 2})" text-anchor="middle">${esc(yLabel)}</text>`);
+  out.push(
+    `<text x="${x0 + 10}" y="${y0 + PAD.t + ih / 2}" font-size="9" fill="#525252" transform="rotate(-90 ${x0 + 10} ${y0 + PAD.t + ih / 2})" text-anchor="middle">${esc(yLabel)}</text>`,
+  );
   const step = niceMax(xMaxMs / 6);
   for (let ms = 0; ms <= xMaxMs; ms += step) {
-    out.push(`<text x="${sx(ms)}" y="${y0 + H - 8}" font-size="9" text-anchor="middle" fill="#525252">${Math.round(ms / 1000)} s</text>`);
+    out.push(
+      `<text x="${sx(ms)}" y="${y0 + H - 8}" font-size="9" text-anchor="middle" fill="#525252">${Math.round(ms / 1000)} s</text>`,
+    );
   }
   for (const line of lines) {
     if (line.values.length === 0) continue;
     const bucket = t.length > 1 ? t[1]! - t[0]! : xMaxMs;
     const pts = line.values.map((v, i) => `${sx(t[i]! + bucket / 2).toFixed(1)},${sy(v).toFixed(1)}`).join(' ');
-    out.push(`<polyline points="${pts}" fill="none" stroke="${line.color}" stroke-width="1.5"${line.dash ? ' stroke-dasharray="4 3"' : ''}/>`);
+    out.push(
+      `<polyline points="${pts}" fill="none" stroke="${line.color}" stroke-width="1.5"${line.dash ? ' stroke-dasharray="4 3"' : ''}/>`,
+    );
   }
   return out.join('\n');
 }
@@ -68,7 +92,9 @@ function legend(x: number, y: number, items: readonly [string, string, boolean?]
   let cx = x;
   const out: string[] = [];
   for (const [label, color, dash] of items) {
-    out.push(`<line x1="${cx}" x2="${cx + 18}" y1="${y - 4}" y2="${y - 4}" stroke="${color}" stroke-width="2"${dash ? ' stroke-dasharray="4 3"' : ''}/>`);
+    out.push(
+      `<line x1="${cx}" x2="${cx + 18}" y1="${y - 4}" y2="${y - 4}" stroke="${color}" stroke-width="2"${dash ? ' stroke-dasharray="4 3"' : ''}/>`,
+    );
     out.push(`<text x="${cx + 22}" y="${y}" font-size="11">${esc(label)}</text>`);
     cx += 30 + label.length * 6.2;
   }
@@ -91,32 +117,67 @@ export function comparisonSvg(c: Comparison, title: string): string {
       Math.max(
         ...systems.flatMap(([, r]) => {
           const s = r.series.tiers[tier]!;
-          return [...perSec(s.admitted, r.series.bucketMs), ...perSec(s.completed, r.series.bucketMs), ...perSec(s.rejected, r.series.bucketMs)];
+          return [
+            ...perSec(s.admitted, r.series.bucketMs),
+            ...perSec(s.completed, r.series.bucketMs),
+            ...perSec(s.rejected, r.series.bucketMs),
+          ];
         }),
       ),
     );
     systems.forEach(([name, r], i) => {
       const s = r.series.tiers[tier]!;
       parts.push(
-        panel(i * (W + GAP), y, `${name}: ${tier}`, r.series.t, [
-          { values: perSec(s.admitted, r.series.bucketMs), color: COLORS.admitted },
-          { values: perSec(s.completed, r.series.bucketMs), color: COLORS.completed },
-          { values: perSec(s.rejected, r.series.bucketMs), color: COLORS.rejected },
-        ], max, 'requests / s', xMaxMs),
+        panel(
+          i * (W + GAP),
+          y,
+          `${name}: ${tier}`,
+          r.series.t,
+          [
+            { values: perSec(s.admitted, r.series.bucketMs), color: COLORS.admitted },
+            { values: perSec(s.completed, r.series.bucketMs), color: COLORS.completed },
+            { values: perSec(s.rejected, r.series.bucketMs), color: COLORS.rejected },
+          ],
+          max,
+          'requests / s',
+          xMaxMs,
+        ),
       );
     });
     y += H + 8;
   }
 
-  const qMax = niceMax(Math.max(1, ...systems.flatMap(([, r]) => tiers.flatMap((tier) => r.series.tiers[tier]!.queued))));
+  const qMax = niceMax(
+    Math.max(1, ...systems.flatMap(([, r]) => tiers.flatMap((tier) => r.series.tiers[tier]!.queued))),
+  );
   systems.forEach(([name, r], i) => {
     parts.push(
-      panel(i * (W + GAP), y, `${name}: queued (waiting for the GPU)`, r.series.t, tiers.map((tier, k) => ({ values: r.series.tiers[tier]!.queued, color: TIER_COLORS[k % TIER_COLORS.length]! })), qMax, 'requests', xMaxMs),
+      panel(
+        i * (W + GAP),
+        y,
+        `${name}: queued (waiting for the GPU)`,
+        r.series.t,
+        tiers.map((tier, k) => ({ values: r.series.tiers[tier]!.queued, color: TIER_COLORS[k % TIER_COLORS.length]! })),
+        qMax,
+        'requests',
+        xMaxMs,
+      ),
     );
   });
   y += H + 8;
   systems.forEach(([name, r], i) => {
-    parts.push(panel(i * (W + GAP), y, `${name}: GPU utilization`, r.series.t, [{ values: r.series.gpuUtilization.map((u) => u * 100), color: COLORS.util }], 100, '% of slots', xMaxMs));
+    parts.push(
+      panel(
+        i * (W + GAP),
+        y,
+        `${name}: GPU utilization`,
+        r.series.t,
+        [{ values: r.series.gpuUtilization.map((u) => u * 100), color: COLORS.util }],
+        100,
+        '% of slots',
+        xMaxMs,
+      ),
+    );
   });
   y += H + 8;
 
@@ -124,14 +185,18 @@ export function comparisonSvg(c: Comparison, title: string): string {
   const waitMax = niceMax(Math.max(1, ...systems.flatMap(([, r]) => tiers.map((tier) => r.tiers[tier]!.waitMs.p99))));
   const bw = 2 * W + GAP;
   const bh = 150;
-  parts.push(`<text x="${PAD.l}" y="${y + 14}" font-size="12" font-weight="600">wait before the GPU starts a request (p50 / p90 / p99), per tier</text>`);
+  parts.push(
+    `<text x="${PAD.l}" y="${y + 14}" font-size="12" font-weight="600">wait before the GPU starts a request (p50 / p90 / p99), per tier</text>`,
+  );
   const iw = bw - PAD.l - PAD.r;
   const ih = bh - PAD.t - PAD.b;
   const sy = (v: number) => y + PAD.t + ih - (v / waitMax) * ih;
   parts.push(`<rect x="${PAD.l}" y="${y + PAD.t}" width="${iw}" height="${ih}" fill="#fafafa" stroke="#d4d4d4"/>`);
   for (let i = 0, d = divisions(waitMax); i <= d; i++) {
     const v = (waitMax * i) / d;
-    parts.push(`<text x="${PAD.l - 4}" y="${sy(v) + 3}" font-size="9" text-anchor="end" fill="#525252">${fmt(v / 1000)} s</text>`);
+    parts.push(
+      `<text x="${PAD.l - 4}" y="${sy(v) + 3}" font-size="9" text-anchor="end" fill="#525252">${fmt(v / 1000)} s</text>`,
+    );
     parts.push(`<line x1="${PAD.l}" x2="${PAD.l + iw}" y1="${sy(v)}" y2="${sy(v)}" stroke="#e5e5e5"/>`);
   }
   const groups = tiers.length * 2;
@@ -147,9 +212,13 @@ export function comparisonSvg(c: Comparison, title: string): string {
       ];
       bars.forEach(([label, v, color], k) => {
         const x = gx + gw * 0.15 + k * gw * 0.23;
-        parts.push(`<rect x="${x.toFixed(1)}" y="${sy(v).toFixed(1)}" width="${(gw * 0.2).toFixed(1)}" height="${(y + PAD.t + ih - sy(v)).toFixed(1)}" fill="${color}"><title>${esc(`${name} ${tier} ${label}: ${v} ms`)}</title></rect>`);
+        parts.push(
+          `<rect x="${x.toFixed(1)}" y="${sy(v).toFixed(1)}" width="${(gw * 0.2).toFixed(1)}" height="${(y + PAD.t + ih - sy(v)).toFixed(1)}" fill="${color}"><title>${esc(`${name} ${tier} ${label}: ${v} ms`)}</title></rect>`,
+        );
       });
-      parts.push(`<text x="${(gx + gw / 2).toFixed(1)}" y="${y + bh - 8}" font-size="9" text-anchor="middle">${esc(`${tier} · ${si === 0 ? 'priority baseline' : 'Sluice'}`)}</text>`);
+      parts.push(
+        `<text x="${(gx + gw / 2).toFixed(1)}" y="${y + bh - 8}" font-size="9" text-anchor="middle">${esc(`${tier} · ${si === 0 ? 'priority baseline' : 'Sluice'}`)}</text>`,
+      );
     });
   });
   y += bh + 10;
@@ -168,7 +237,11 @@ export function comparisonSvg(c: Comparison, title: string): string {
 }
 
 /** A bar chart for scenarios without a trace comparison (isolation, scale). */
-export function barsSvg(title: string, groups: readonly { label: string; bars: readonly { label: string; value: number; color: string }[] }[], unit: string): string {
+export function barsSvg(
+  title: string,
+  groups: readonly { label: string; bars: readonly { label: string; value: number; color: string }[] }[],
+  unit: string,
+): string {
   const width = 2 * W + GAP;
   const bh = 220;
   const iw = width - PAD.l - PAD.r;
@@ -183,18 +256,28 @@ export function barsSvg(title: string, groups: readonly { label: string; bars: r
     out.push(`<text x="${PAD.l - 4}" y="${sy(v) + 3}" font-size="9" text-anchor="end" fill="#525252">${fmt(v)}</text>`);
     out.push(`<line x1="${PAD.l}" x2="${PAD.l + iw}" y1="${sy(v)}" y2="${sy(v)}" stroke="#e5e5e5"/>`);
   }
-  out.push(`<text x="12" y="${y0 + PAD.t + ih / 2}" font-size="9" fill="#525252" transform="rotate(-90 12 ${y0 + PAD.t + ih / 2})" text-anchor="middle">${esc(unit)}</text>`);
+  out.push(
+    `<text x="12" y="${y0 + PAD.t + ih / 2}" font-size="9" fill="#525252" transform="rotate(-90 12 ${y0 + PAD.t + ih / 2})" text-anchor="middle">${esc(unit)}</text>`,
+  );
   const gw = iw / Math.max(1, groups.length);
   groups.forEach((g, gi) => {
     const n = g.bars.length;
     g.bars.forEach((b, k) => {
       const x = PAD.l + gi * gw + gw * 0.1 + (k * gw * 0.8) / n;
       const w = (gw * 0.8) / n - 4;
-      out.push(`<rect x="${x.toFixed(1)}" y="${sy(b.value).toFixed(1)}" width="${w.toFixed(1)}" height="${(y0 + PAD.t + ih - sy(b.value)).toFixed(1)}" fill="${b.color}"><title>${esc(`${g.label} ${b.label}: ${b.value}`)}</title></rect>`);
-      out.push(`<text x="${(x + w / 2).toFixed(1)}" y="${(sy(b.value) - 3).toFixed(1)}" font-size="9" text-anchor="middle">${fmt(b.value)}</text>`);
-      out.push(`<text x="${(x + w / 2).toFixed(1)}" y="${y0 + PAD.t + ih + 12}" font-size="9" text-anchor="middle">${esc(b.label)}</text>`);
+      out.push(
+        `<rect x="${x.toFixed(1)}" y="${sy(b.value).toFixed(1)}" width="${w.toFixed(1)}" height="${(y0 + PAD.t + ih - sy(b.value)).toFixed(1)}" fill="${b.color}"><title>${esc(`${g.label} ${b.label}: ${b.value}`)}</title></rect>`,
+      );
+      out.push(
+        `<text x="${(x + w / 2).toFixed(1)}" y="${(sy(b.value) - 3).toFixed(1)}" font-size="9" text-anchor="middle">${fmt(b.value)}</text>`,
+      );
+      out.push(
+        `<text x="${(x + w / 2).toFixed(1)}" y="${y0 + PAD.t + ih + 12}" font-size="9" text-anchor="middle">${esc(b.label)}</text>`,
+      );
     });
-    out.push(`<text x="${(PAD.l + gi * gw + gw / 2).toFixed(1)}" y="${y0 + PAD.t + ih + 26}" font-size="11" font-weight="600" text-anchor="middle">${esc(g.label)}</text>`);
+    out.push(
+      `<text x="${(PAD.l + gi * gw + gw / 2).toFixed(1)}" y="${y0 + PAD.t + ih + 26}" font-size="11" font-weight="600" text-anchor="middle">${esc(g.label)}</text>`,
+    );
   });
   const height = y0 + bh + 12;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n${out.join('\n')}\n</svg>\n`;

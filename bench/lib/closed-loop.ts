@@ -40,7 +40,10 @@ export interface ClosedLoopRun {
   readonly endsAt: number;
 }
 
-export async function runClosedLoop(send: (client: number) => Promise<Answer>, o: ClosedLoopOptions): Promise<ClosedLoopRun> {
+export async function runClosedLoop(
+  send: (client: number) => Promise<Answer>,
+  o: ClosedLoopOptions,
+): Promise<ClosedLoopRun> {
   const measureFrom = o.now() + (o.warmupMs ?? 0);
   const endsAt = measureFrom + o.durationMs;
   const samples: Sample[] = [];
@@ -105,13 +108,24 @@ export interface Verdict {
 export const THROUGHPUT_TARGET = 0.8;
 
 /** Case A: the real engine's throughput against the embedded one's on the same loop. */
-export function throughputVerdict(label: string, embedded: LoopSummary | undefined, real: LoopSummary | undefined, target = THROUGHPUT_TARGET): Verdict & { ratio?: number } {
+export function throughputVerdict(
+  label: string,
+  embedded: LoopSummary | undefined,
+  real: LoopSummary | undefined,
+  target = THROUGHPUT_TARGET,
+): Verdict & { ratio?: number } {
   const head = `${label}: real ÷ embedded req/s (target ≥ ${Math.round(target * 100)} %)`;
-  if (!embedded || !real) return { pass: null, line: `${head}: not measured (${!embedded ? 'embedded' : 'real'} engine not run)` };
-  if (embedded.reqPerSec === 0) return { pass: false, line: `${head}: FAIL, the embedded engine served nothing, no ratio` };
+  if (!embedded || !real)
+    return { pass: null, line: `${head}: not measured (${!embedded ? 'embedded' : 'real'} engine not run)` };
+  if (embedded.reqPerSec === 0)
+    return { pass: false, line: `${head}: FAIL, the embedded engine served nothing, no ratio` };
   const ratio = real.reqPerSec / embedded.reqPerSec;
   const pass = ratio >= target;
-  return { pass, ratio, line: `${head}: ${real.reqPerSec} ÷ ${embedded.reqPerSec} = ${pct(ratio)}: ${pass ? 'PASS' : 'FAIL'}` };
+  return {
+    pass,
+    ratio,
+    line: `${head}: ${real.reqPerSec} ÷ ${embedded.reqPerSec} = ${pct(ratio)}: ${pass ? 'PASS' : 'FAIL'}`,
+  };
 }
 
 /** Case B: on the real engine no tenant's request may be held for seconds or expire. */
@@ -133,10 +147,28 @@ export interface LoopRow {
 }
 
 export function loopTable(title: string, rows: readonly LoopRow[], slowMs = SLOW_MS): Table {
-  const answers = (s: LoopSummary) => Object.entries(s.statuses).map(([status, n]) => `${status}×${n}`).join(' ') || 'none';
+  const answers = (s: LoopSummary) =>
+    Object.entries(s.statuses)
+      .map(([status, n]) => `${status}×${n}`)
+      .join(' ') || 'none';
   return {
     title,
-    columns: ['case', 'engine', 'clients', 'sent', 'req/s (200)', 'p50', 'p99', 'max', `≥ ${slowMs / 1000} s`, '504', 'answers', 'CPU ms/req here', 'elsewhere', 'machine busy'],
+    columns: [
+      'case',
+      'engine',
+      'clients',
+      'sent',
+      'req/s (200)',
+      'p50',
+      'p99',
+      'max',
+      `≥ ${slowMs / 1000} s`,
+      '504',
+      'answers',
+      'CPU ms/req here',
+      'elsewhere',
+      'machine busy',
+    ],
     rows: rows.map((r) => [
       r.label,
       r.engine,

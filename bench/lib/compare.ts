@@ -68,7 +68,8 @@ export async function compare(world: World, options: CompareOptions = {}): Promi
   // Every system sees the trace start at the same instant (the same wall-clock second with the real engine).
   const timeline = engine.timeline();
   const progress = options.progress ? { progress: options.progress } : {};
-  const baseline = (name: BaselineName) => () => runBaseline(world, name, { engine, timeline: engine.timeline(timeline.start), ...progress });
+  const baseline = (name: BaselineName) => () =>
+    runBaseline(world, name, { engine, timeline: engine.timeline(timeline.start), ...progress });
   const [sluice, [shallow, [fcfs, priority]]] = await engine.pair(
     () => runSluice(world, { engine, timeline, ...progress }),
     () => engine.pair(baseline('shallow'), () => engine.pair(baseline('fcfs'), baseline('priority'))),
@@ -135,5 +136,6 @@ export function systemReport(
 
 /** Tiers by weight, heaviest first (realtime, batch, offline), then by name. */
 function tierOrder(policy: Policy) {
-  return (a: string, b: string) => (policy.tiers[b]?.weight ?? 0) - (policy.tiers[a]?.weight ?? 0) || (a < b ? -1 : a > b ? 1 : 0);
+  return (a: string, b: string) =>
+    (policy.tiers[b]?.weight ?? 0) - (policy.tiers[a]?.weight ?? 0) || (a < b ? -1 : a > b ? 1 : 0);
 }

@@ -114,7 +114,11 @@ export const embeddedEngine: LabEngine = {
   },
   async sluice(world, _policy, { clock }, { settleDeadLetter }) {
     const inFlightPerTopic = world.inFlightPerTopic ?? world.gpu.slots;
-    const queue = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: inFlightPerTopic, onDeadLetter: (d) => void settleDeadLetter(d) });
+    const queue = new EmbeddedLiteQueue({
+      clock,
+      maxInFlightPerTopic: inFlightPerTopic,
+      onDeadLetter: (d) => void settleDeadLetter(d),
+    });
     return {
       store: createEmbeddedStore(clock),
       queue,

@@ -26,7 +26,11 @@ export interface RequestOutcome {
 }
 
 /** One outcome per request (its last attempt decides), joined with the tokens it asked for. */
-export function outcomes(attempts: readonly Attempt[], trace: readonly TraceEvent[], maxWaitMs: (tier: string) => number): RequestOutcome[] {
+export function outcomes(
+  attempts: readonly Attempt[],
+  trace: readonly TraceEvent[],
+  maxWaitMs: (tier: string) => number,
+): RequestOutcome[] {
   const first = new Map<number, Attempt>();
   const last = new Map<number, Attempt>();
   for (const a of attempts) {
@@ -75,8 +79,14 @@ export function tierFairness(all: readonly RequestOutcome[]): Record<string, Tie
       if (o.ok) a.ok++;
       accounts.set(o.account, a);
     }
-    const shares = Object.fromEntries([...tenants].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, t]) => [name, round(t.asked ? t.served / t.asked : 1, 4)]));
-    const accountSuccess = Object.fromEntries([...accounts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, a]) => [name, round(a.ok / a.n, 4)]));
+    const shares = Object.fromEntries(
+      [...tenants]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([name, t]) => [name, round(t.asked ? t.served / t.asked : 1, 4)]),
+    );
+    const accountSuccess = Object.fromEntries(
+      [...accounts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, a]) => [name, round(a.ok / a.n, 4)]),
+    );
     const worst = Math.min(...Object.values(accountSuccess));
     out[tier] = {
       requests: list.length,

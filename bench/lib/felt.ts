@@ -76,7 +76,15 @@ export function feltFigures(
 ): { readonly tiers: Readonly<Record<string, FeltFigures>>; readonly total: FeltFigures } {
   const all = requests(attempts);
   return {
-    tiers: Object.fromEntries(tiers.map((t) => [t, figures(all.filter((r) => r.tier === t), maxWaitMs)])),
+    tiers: Object.fromEntries(
+      tiers.map((t) => [
+        t,
+        figures(
+          all.filter((r) => r.tier === t),
+          maxWaitMs,
+        ),
+      ]),
+    ),
     total: figures(all, maxWaitMs),
   };
 }

@@ -11,7 +11,8 @@ import { charge, checkWindows, type WindowCounter } from '../../lib/limits/fixed
 import type { Policy } from '../../lib/policy/schema.js';
 import { estimateTokens } from '../../functions/edge/estimate.js';
 
-export type LimiterDecision = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly retryAfterSec: number };
+export type LimiterDecision =
+  { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly retryAfterSec: number };
 
 export interface HardLimiter {
   check(account: string, model: string, body: Record<string, unknown>, now: number): LimiterDecision;
@@ -31,10 +32,18 @@ export function createHardLimiter(policy: Policy): HardLimiter {
       const defaultMaxTokens = Object.hasOwn(policy.models, model) ? policy.models[model]!.defaultMaxTokens : 256;
       const tokenEstimate = estimateTokens('chat.completions', body, defaultMaxTokens);
       const specs = windowLimits(policy, { account, model, tokenEstimate, now });
-      const decision = checkWindows(specs, specs.map((s) => counters.get(s.key)), now);
+      const decision = checkWindows(
+        specs,
+        specs.map((s) => counters.get(s.key)),
+        now,
+      );
       if (!decision.allowed) {
         const denied = specs[decision.firstDenied]!;
-        return { ok: false, reason: `limit:${denied.scope}:${denied.unit}`, retryAfterSec: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) };
+        return {
+          ok: false,
+          reason: `limit:${denied.scope}:${denied.unit}`,
+          retryAfterSec: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)),
+        };
       }
       specs.forEach((s, i) => counters.set(s.key, charge(decision.checks[i]!, s.cost)));
       return { ok: true };

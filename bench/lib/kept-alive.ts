@@ -12,7 +12,8 @@ export interface KeptAliveFailure {
 export function keptAliveFailure(error: { readonly code?: string | null; readonly type?: string }): KeptAliveFailure {
   const code = error.code ?? '';
   if (code === 'queue_wait_exceeded' || error.type === 'timeout') return { status: 504, reason: 'expired' };
-  if (code === 'capacity_deadline' || error.type === 'rate_limit_exceeded') return { status: 429, reason: `limit:${code || 'unknown'}` };
+  if (code === 'capacity_deadline' || error.type === 'rate_limit_exceeded')
+    return { status: 429, reason: `limit:${code || 'unknown'}` };
   if (code === 'upstream_failed' || error.type === 'upstream_error') return { status: 502, reason: 'upstream-failed' };
   if (code === 'queue_unavailable') return { status: 503, reason: 'queue-unavailable' };
   return { status: 500, reason: `kept-alive-error:${code || error.type || 'unknown'}` };

@@ -9,12 +9,7 @@ type Cell = string | number | boolean | null;
 
 /** One cell as Markdown table text: whatever the string holds, the table keeps its shape. */
 export function markdownCell(value: Cell): string {
-  return String(value)
-    .replace(/\r?\n/g, ' ')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/\|/g, '\\|')
-    .trim();
+  return String(value).replace(/\r?\n/g, ' ').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/\|/g, '\\|').trim();
 }
 
 /** Inline text (a title, a description): no HTML, no emphasis it did not ask for, one line. */
@@ -29,18 +24,18 @@ export function markdownTable(t: Table): string {
     const padded = Array.from({ length: width }, (_, i) => (i < cells.length ? markdownCell(cells[i]!) : ''));
     return `| ${padded.join(' | ')} |`;
   };
-  return [
-    `**${markdownText(t.title)}**`,
-    '',
-    line(t.columns),
-    `|${' --- |'.repeat(width)}`,
-    ...t.rows.map(line),
-  ].join('\n');
+  return [`**${markdownText(t.title)}**`, '', line(t.columns), `|${' --- |'.repeat(width)}`, ...t.rows.map(line)].join(
+    '\n',
+  );
 }
 
 /** A headline (the figures a scenario exists to show) as a two-column table, in the scenario's own order. */
 export function headlineTable(headline: Readonly<Record<string, Cell>>): Table {
-  return { title: 'headline', columns: ['figure', 'value'], rows: Object.entries(headline).map(([k, v]) => [k, typeof v === 'number' ? v : String(v)]) };
+  return {
+    title: 'headline',
+    columns: ['figure', 'value'],
+    rows: Object.entries(headline).map(([k, v]) => [k, typeof v === 'number' ? v : String(v)]),
+  };
 }
 
 /** Parameters as a folded JSON block: they nest, and they are for the reader who checks the figures. */

@@ -74,11 +74,21 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
       });
       // Broker waits by tier: a LiteTopic's name starts with its encoded tier.
       const probe = createReceiveProbe((liteTopic) => liteTopic.split('-')[0] ?? '');
-      const parts = await createParts(config, timeline.clock, silentLogger, { role: 'dispatcher', settleDeadLetter, rocketmqProbe: probe });
+      const parts = await createParts(config, timeline.clock, silentLogger, {
+        role: 'dispatcher',
+        settleDeadLetter,
+        rocketmqProbe: probe,
+      });
       // More dispatchers: each its own parts (Redis connections, RocketMQ consumer client), as separate processes would have.
       const more: Awaited<ReturnType<typeof createParts>>[] = [];
       for (let i = 1; i < (world.dispatchers ?? 1); i++) {
-        more.push(await createParts(config, timeline.clock, silentLogger, { role: 'dispatcher', settleDeadLetter, rocketmqProbe: probe }));
+        more.push(
+          await createParts(config, timeline.clock, silentLogger, {
+            role: 'dispatcher',
+            settleDeadLetter,
+            rocketmqProbe: probe,
+          }),
+        );
       }
       const dispatchers = more.length ? [parts, ...more] : undefined;
       // Beside the lab's progress lines: whether the consumer keeps receiving, and how much it holds.
@@ -86,7 +96,9 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
       const ticker = options.log
         ? setInterval(() => {
             const s = probe.summary();
-            options.log!(`real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSettled} already settled), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}, nudges ${s.nudges}`);
+            options.log!(
+              `real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSettled} already settled), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}, nudges ${s.nudges}`,
+            );
           }, every)
         : undefined;
       return {
@@ -96,7 +108,9 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
         describe: {
           ...parts.describe,
           group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic',
-          ...(dispatchers ? { dispatchers: `${dispatchers.length} (own consumer client and Redis connections each)` } : {}),
+          ...(dispatchers
+            ? { dispatchers: `${dispatchers.length} (own consumer client and Redis connections each)` }
+            : {}),
         },
         // A FIFO group runs one message of a physical LiteTopic at a time; a non-orderly one a received batch at once.
         inFlightPerTopic: shards * (group.orderly === false ? Math.min(RECEIVE_BATCH, world.workers ?? 64) : 1),
@@ -123,7 +137,10 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
  * Starts a redis-server and RocketMQ 5.5 (namesrv, broker, cluster-mode proxy) for
  * the lab, installing what is missing, and an engine that stops them on close.
  */
-export async function startRealEngine(log: (line: string) => void, group?: Partial<WildcardGroupOptions>): Promise<LabEngine> {
+export async function startRealEngine(
+  log: (line: string) => void,
+  group?: Partial<WildcardGroupOptions>,
+): Promise<LabEngine> {
   const { startRedisServer, rawCommand } = await import('../../scripts/redis/server.ts');
   const { startRocketMQ } = await import('../../scripts/rocketmq/index.ts');
   log('real engine: starting redis-server and RocketMQ 5.5 (first run downloads the jars from Maven Central)');
@@ -138,23 +155,23 @@ export async function startRealEngine(log: (line: string) => void, group?: Parti
   const rocketmq = mq;
   return createRealEngine(
     {
-    redis: {
-      url: redis.url,
-      flush: async () => {
-        await rawCommand(redis.port, ['FLUSHALL']);
+      redis: {
+        url: redis.url,
+        flush: async () => {
+          await rawCommand(redis.port, ['FLUSHALL']);
+        },
       },
-    },
-    rocketmq: {
-      endpoints: rocketmq.endpoints,
-      createLiteTopic: (topic) => rocketmq.createLiteTopic(topic),
-      createWildcardGroup: (g, topic, opts) => rocketmq.createWildcardGroup(g, topic, opts),
-    },
-    ...(group ? { group } : {}),
-    async close() {
-      log('real engine: stopping RocketMQ and redis-server');
-      await rocketmq.stop();
-      await redis.close();
-    },
+      rocketmq: {
+        endpoints: rocketmq.endpoints,
+        createLiteTopic: (topic) => rocketmq.createLiteTopic(topic),
+        createWildcardGroup: (g, topic, opts) => rocketmq.createWildcardGroup(g, topic, opts),
+      },
+      ...(group ? { group } : {}),
+      async close() {
+        log('real engine: stopping RocketMQ and redis-server');
+        await rocketmq.stop();
+        await redis.close();
+      },
     },
     { log },
   );

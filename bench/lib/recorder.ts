@@ -64,7 +64,9 @@ export interface Series {
   /** Bucket start times, ms from the start of the run. */
   readonly t: readonly number[];
   /** Per tier, per bucket: count admitted / refused / completed in the bucket; queued at its end. */
-  readonly tiers: Readonly<Record<string, { admitted: number[]; rejected: number[]; completed: number[]; queued: number[] }>>;
+  readonly tiers: Readonly<
+    Record<string, { admitted: number[]; rejected: number[]; completed: number[]; queued: number[] }>
+  >;
   /** GPU busy slots / slots, averaged over each bucket. */
   readonly gpuUtilization: readonly number[];
 }
@@ -101,7 +103,9 @@ export class Recorder {
 
   refusalsByReason(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const a of this.attempts) if (a.status !== undefined && !isOk(a.status)) out[a.reason ?? String(a.status)] = (out[a.reason ?? String(a.status)] ?? 0) + 1;
+    for (const a of this.attempts)
+      if (a.status !== undefined && !isOk(a.status))
+        out[a.reason ?? String(a.status)] = (out[a.reason ?? String(a.status)] ?? 0) + 1;
     return sortKeys(out);
   }
 
@@ -109,13 +113,15 @@ export class Recorder {
     const buckets = Math.max(1, Math.ceil((endMs - this.start) / this.bucketMs));
     const idx = (t: number) => Math.min(buckets - 1, Math.floor((t - this.start) / this.bucketMs));
     const zero = () => new Array<number>(buckets).fill(0);
-    const perTier: Record<string, { admitted: number[]; rejected: number[]; completed: number[]; queued: number[] }> = {};
+    const perTier: Record<string, { admitted: number[]; rejected: number[]; completed: number[]; queued: number[] }> =
+      {};
     for (const tier of tiers) perTier[tier] = { admitted: zero(), rejected: zero(), completed: zero(), queued: zero() };
     for (const a of this.attempts) {
       const s = perTier[a.tier];
       if (!s) continue;
       if (a.admittedAt !== undefined) s.admitted[idx(a.admittedAt)]!++;
-      if (a.answeredAt !== undefined && a.status !== undefined) (isOk(a.status) ? s.completed : s.rejected)[idx(a.answeredAt)]!++;
+      if (a.answeredAt !== undefined && a.status !== undefined)
+        (isOk(a.status) ? s.completed : s.rejected)[idx(a.answeredAt)]!++;
       // Queued from admission until it started on the GPU (or was answered without starting).
       if (a.admittedAt !== undefined) {
         const until = a.startedAt ?? a.answeredAt ?? Infinity;
@@ -132,7 +138,12 @@ export class Recorder {
       const cur = this.gpuBusy[b] ?? prev;
       util.push(round((cur - prev) / (this.bucketMs * slots), 3));
     }
-    return { bucketMs: this.bucketMs, t: Array.from({ length: buckets }, (_, b) => b * this.bucketMs), tiers: perTier, gpuUtilization: util };
+    return {
+      bucketMs: this.bucketMs,
+      t: Array.from({ length: buckets }, (_, b) => b * this.bucketMs),
+      tiers: perTier,
+      gpuUtilization: util,
+    };
   }
 
   /** Per account: attempts, successes, refusals. */
@@ -155,7 +166,9 @@ export const isOk = (status: number) => status >= 200 && status < 300;
 function tierFigures(attempts: readonly Attempt[]): TierFigures {
   const ok = attempts.filter((a) => a.status !== undefined && isOk(a.status));
   const refused = attempts.filter((a) => a.status !== undefined && !isOk(a.status)).length;
-  const waits = attempts.filter((a) => a.admittedAt !== undefined && a.startedAt !== undefined).map((a) => a.startedAt! - a.admittedAt!);
+  const waits = attempts
+    .filter((a) => a.admittedAt !== undefined && a.startedAt !== undefined)
+    .map((a) => a.startedAt! - a.admittedAt!);
   // Attempts are recorded in send order, so the last one of a request wins.
   const requests = new Map<number, boolean>();
   for (const a of attempts) requests.set(a.request, a.status !== undefined && isOk(a.status));

@@ -32,7 +32,11 @@ export interface ResultsDoc {
 }
 
 /** GitHub's anchor for a heading. */
-const anchor = (text: string) => text.toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-');
+const anchor = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9 _-]/g, '')
+    .replace(/ /g, '-');
 
 function section(s: ReportedScenario): string {
   const o = s.output;
@@ -58,7 +62,9 @@ export function resultsMarkdown(doc: ResultsDoc): string {
     'Each section is one scenario as `npm run bench -- <scenario>` reports it: the headline figures (the JSON ' +
       'line it prints last), its chart, its tables, and the parameters it ran with. A section headed with flags ' +
       '(`seed2-burst --dispatchers 2`) is the same scenario run again with them.',
-    ...(omitted.length ? ['Not in this file:', omitted.map(([name, why]) => `- \`${name}\`: ${markdownText(why)}`).join('\n')] : []),
+    ...(omitted.length
+      ? ['Not in this file:', omitted.map(([name, why]) => `- \`${name}\`: ${markdownText(why)}`).join('\n')]
+      : []),
     doc.scenarios.map((s) => `- [${heading(s)}](#${anchor(heading(s))})`).join('\n'),
   ];
   return [...head, ...doc.scenarios.map(section)].join('\n\n') + '\n';

@@ -17,7 +17,11 @@ export function baselineParams(world: World, c: Comparison): Record<string, unkn
   const priority = tierPriority(policy);
   const queue = (b: (typeof BASELINES)[number]) => {
     const o = baselineGpuOptions(world, b);
-    return { queueLimit: o.queueLimit ?? 'unbounded', maxQueueWaitMs: o.maxQueueWaitMs ?? 'none', policy: o.queuePolicy ?? 'fcfs' };
+    return {
+      queueLimit: o.queueLimit ?? 'unbounded',
+      maxQueueWaitMs: o.maxQueueWaitMs ?? 'none',
+      policy: o.queuePolicy ?? 'fcfs',
+    };
   };
   return {
     quotas:
@@ -27,9 +31,14 @@ export function baselineParams(world: World, c: Comparison): Record<string, unkn
     baselines: {
       shallow: queue('shallow'),
       fcfs: queue('fcfs'),
-      priority: { ...queue('priority'), priorityByTier: Object.fromEntries(c.world.tiers.map((t) => [t, priority(t)])) },
+      priority: {
+        ...queue('priority'),
+        priorityByTier: Object.fromEntries(c.world.tiers.map((t) => [t, priority(t)])),
+      },
     },
-    streams: c.world.streams ? streamShares(world, c.world.tiers) : 'no streamed requests in the trace: no time to first token',
+    streams: c.world.streams
+      ? streamShares(world, c.world.tiers)
+      : 'no streamed requests in the trace: no time to first token',
   };
 }
 
@@ -52,5 +61,12 @@ export function feltHeadline(c: Comparison, extra: readonly FigureSpec[] = []): 
 
 /** The tables every trace scenario shows after its own: Sluice against the best baseline, what users feel, then the detail. */
 export function comparisonTables(c: Comparison, extra: readonly FigureSpec[] = []): Table[] {
-  return [versusTable(c, [...extra, ...feltFigureSpecs(c)]), feltTable(c), overviewTable(c), tierTable(c), reasonsTable(c), waitSplitTable(c)];
+  return [
+    versusTable(c, [...extra, ...feltFigureSpecs(c)]),
+    feltTable(c),
+    overviewTable(c),
+    tierTable(c),
+    reasonsTable(c),
+    waitSplitTable(c),
+  ];
 }

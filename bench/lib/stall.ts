@@ -100,7 +100,10 @@ export function describeStall(f: StallFacts): string {
     }
     if (topics.length > MAX_LINES) lines.push(`    ... and ${topics.length - MAX_LINES} more`);
   }
-  if (f.gpu) lines.push(`  the GPU meanwhile: ${f.gpu.slotsBusy} of ${f.gpu.slots} slots busy, ${f.gpu.queueLength} queued inside it`);
+  if (f.gpu)
+    lines.push(
+      `  the GPU meanwhile: ${f.gpu.slotsBusy} of ${f.gpu.slots} slots busy, ${f.gpu.queueLength} queued inside it`,
+    );
   if (f.pendingTimers !== undefined) {
     lines.push(`  timers pending besides the lab’s own: ${f.pendingTimers === 0 ? 'none' : f.pendingTimers}`);
   }

@@ -89,7 +89,11 @@ export const CLIENT_TIMEOUT_MS = 600_000;
  * A client's own timeout around one HTTP exchange: past `ms` it stops waiting, aborts
  * `signal` (a server that notices drops the request) and counts the attempt as refused.
  */
-export function withClientTimeout(clock: Timeline['clock'], ms: number, work: (signal: AbortSignal) => Promise<Outcome>): Promise<Outcome> {
+export function withClientTimeout(
+  clock: Timeline['clock'],
+  ms: number,
+  work: (signal: AbortSignal) => Promise<Outcome>,
+): Promise<Outcome> {
   const gaveUp = new AbortController();
   return new Promise<Outcome>((resolve, reject) => {
     const cancel = clock.setTimer(ms, () => {
@@ -151,10 +155,18 @@ export async function replay(
     outstanding++;
     sent++;
     const account = world.accounts[e.account];
-    const who = { request: n, tier: tierOf(world, e), account: e.account, tenant: account?.tenant ?? e.tenant ?? e.account };
+    const who = {
+      request: n,
+      tier: tierOf(world, e),
+      account: e.account,
+      tenant: account?.tenant ?? e.tenant ?? e.account,
+    };
     const rec = recorder.attempt({ ...who, ...(e.stream ? { stream: true } : {}) }, clock.now());
     send(e, n, rec)
-      .catch((error: unknown): Outcome => ({ status: 599, reason: `client-error:${error instanceof Error ? error.message : String(error)}` }))
+      .catch((error: unknown): Outcome => ({
+        status: 599,
+        reason: `client-error:${error instanceof Error ? error.message : String(error)}`,
+      }))
       .then((out) => {
         rec.status = out.status;
         rec.answeredAt = clock.now();
@@ -164,7 +176,12 @@ export async function replay(
         answered++;
         const retry = e.retry;
         if (!isOk(out.status) && retry && attemptNo < retry.maxAttempts && clock.now() - start <= lastArrival) {
-          const wait = retryDelayMs(retry, attemptNo, out.retryAfterSec === undefined ? undefined : out.retryAfterSec * 1000, jitterDraw(n, attemptNo));
+          const wait = retryDelayMs(
+            retry,
+            attemptNo,
+            out.retryAfterSec === undefined ? undefined : out.retryAfterSec * 1000,
+            jitterDraw(n, attemptNo),
+          );
           outstanding++; // the pending resend keeps the run going
           resends++;
           clock.setTimer(wait, () => {
@@ -201,7 +218,9 @@ export async function replay(
       if (!sampling) return;
       const at = Math.round((clock.now() - start) / 1000);
       const of = Math.round(lastArrival / 1000);
-      progress(`${at <= of ? `${at} s of ${of} s` : `draining, ${at} s (trace ended at ${of} s)`}: ${sent} sent, ${answered} answered, ${outstanding} waiting`);
+      progress(
+        `${at <= of ? `${at} s of ${of} s` : `draining, ${at} s (trace ended at ${of} s)`}: ${sent} sent, ${answered} answered, ${outstanding} waiting`,
+      );
       housekeeping(timeline.progressEveryMs!, report);
     };
     housekeeping(timeline.progressEveryMs, report);
@@ -222,7 +241,12 @@ export async function replay(
   sampling = false;
   // One more sample so the last partial bucket is covered.
   if (!stalled) await timeline.until(clock.now() + bucketMs);
-  return { endMs: lastAnswer - start, unanswered: outstanding, resendsPending: resends, ...(stalled ? { stalled } : {}) };
+  return {
+    endMs: lastAnswer - start,
+    unanswered: outstanding,
+    resendsPending: resends,
+    ...(stalled ? { stalled } : {}),
+  };
 }
 
 export function gpuFigures(s: GpuSimStats, queuedAtGpu: number): GpuFigures {
@@ -283,7 +307,11 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   };
   const waits = new WaitTracker();
   const slotsRead: { t: number; slots: number; reason: string }[] = [];
-  const eligible = new EligibleBusy(world.gpu.slots, () => busySlotMs(gpu.stats()), () => clock.now());
+  const eligible = new EligibleBusy(
+    world.gpu.slots,
+    () => busySlotMs(gpu.stats()),
+    () => clock.now(),
+  );
   const onEvent = (event: DispatchEvent) => {
     eligible.observe(event);
     const key = event.type === 'suspended' ? `suspended:${event.cause}` : event.type;
@@ -304,7 +332,14 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     if (event.type === 'failed') final(event.envelope.id, { status: 502, reason: 'upstream-failed' });
     if (event.type === 'expired') final(event.envelope.id, { status: 504, reason: 'expired' });
   };
-  const telemetry = world.dashboard ? createTelemetry({ clock, log: silentLogger, policy: () => policy, ...(backend.depth ? { depth: backend.depth } : {}) }) : undefined;
+  const telemetry = world.dashboard
+    ? createTelemetry({
+        clock,
+        log: silentLogger,
+        policy: () => policy,
+        ...(backend.depth ? { depth: backend.depth } : {}),
+      })
+    : undefined;
   const topAccounts: { t: number; account: string | null }[] = [];
   const housekeeping = timeline.housekeeping ?? ((ms: number, fn: () => void) => clock.setTimer(ms, fn));
   let watching = Boolean(telemetry);
@@ -334,13 +369,23 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   if (backend.dispatchers) {
     // Each its own consumer and connections: the broker spreads the LiteTopics over them.
     const subs = backend.dispatchers.map((d) =>
-      d.queue.subscribe(createDispatcher({ ...dispatchDeps, store: d.store, results: d.results, options: { flow: { workers: concurrency } } }), { concurrency }),
+      d.queue.subscribe(
+        createDispatcher({
+          ...dispatchDeps,
+          store: d.store,
+          results: d.results,
+          options: { flow: { workers: concurrency } },
+        }),
+        { concurrency },
+      ),
     );
     subscription = { close: async () => void (await Promise.all(subs.map((s) => s.close()))) };
   } else {
     // They take the subscription's deliveries in turn: each its share of the workers.
     const n = world.dispatchers ?? 1;
-    const handlers = Array.from({ length: n }, () => createDispatcher({ ...dispatchDeps, options: { flow: { workers: Math.floor(concurrency / n) } } }));
+    const handlers = Array.from({ length: n }, () =>
+      createDispatcher({ ...dispatchDeps, options: { flow: { workers: Math.floor(concurrency / n) } } }),
+    );
     let turn = 0;
     const handler: MessageHandler = (m) => handlers[turn++ % handlers.length]!(m);
     subscription = queue.subscribe(handler, { concurrency });
@@ -380,7 +425,10 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
         headers: { authorization: `Bearer ${apiKey(e.account)}`, 'content-type': 'application/json' },
         body: requestBody(e, n),
       });
-      if (sending !== undefined) throw new Error('lab: the edge did not take a request id synchronously; attempts cannot be matched to requests');
+      if (sending !== undefined)
+        throw new Error(
+          'lab: the edge did not take a request id synchronously; attempts cannot be matched to requests',
+        );
       const res = await pending;
       const id = res.headers.get('x-sluice-request-id') ?? '';
       if (res.status === 202) {
@@ -393,7 +441,8 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
         byId.delete(id);
         return streamed;
       }
-      const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; type?: string } } | undefined;
+      const body = (await res.json().catch(() => undefined)) as
+        { error?: { code?: string; type?: string } } | undefined;
       byId.delete(id);
       const retry = Number(res.headers.get('retry-after'));
       if (isOk(res.status) && body?.error) return keptAliveFailure(body.error);
@@ -406,7 +455,11 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
             : res.status === 502
               ? 'upstream-failed'
               : `http-${res.status}:${body?.error?.code ?? ''}`;
-      return { status: res.status, reason, ...(Number.isFinite(retry) && res.headers.has('retry-after') ? { retryAfterSec: retry } : {}) };
+      return {
+        status: res.status,
+        reason,
+        ...(Number.isFinite(retry) && res.headers.has('retry-after') ? { retryAfterSec: retry } : {}),
+      };
     });
     if (accepted === undefined || out.status !== 202) return out;
     // Accepted for later: the client's answer is what the dispatcher eventually did.
@@ -418,10 +471,24 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   };
 
   const progress = options.progress && ((line: string) => options.progress!(`sluice: ${line}`));
-  const { endMs, unanswered, stalled, resendsPending } = await replay(world, timeline, recorder, send, () => busySlotMs(gpu.stats()), progress);
+  const { endMs, unanswered, stalled, resendsPending } = await replay(
+    world,
+    timeline,
+    recorder,
+    send,
+    () => busySlotMs(gpu.stats()),
+    progress,
+  );
   watching = false;
   if (stalled) {
-    const facts = { system: 'sluice', kind: stalled, timeline, attempts: recorder.attempts, resendsPending, gpu: gpu.stats() };
+    const facts = {
+      system: 'sluice',
+      kind: stalled,
+      timeline,
+      attempts: recorder.attempts,
+      resendsPending,
+      gpu: gpu.stats(),
+    };
     stopOnStall({ ...facts, ...(backend.depth ? { depth: backend.depth } : {}) }, options.progress, () => {
       // Handlers wait on a clock nobody advances any more: closing would wait forever.
       void subscription.close();

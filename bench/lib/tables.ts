@@ -8,14 +8,20 @@ import { SPLIT_PARTS, type SplitPart } from './wait-split.js';
 
 /** Every system of a comparison, baselines first, each with its table label. */
 export function systems(c: Comparison): [string, SystemReport][] {
-  return [...BASELINES.map((b): [string, SystemReport] => [SYSTEM_LABELS[b], c.baselines[b]]), [SYSTEM_LABELS.sluice, c.sluice]];
+  return [
+    ...BASELINES.map((b): [string, SystemReport] => [SYSTEM_LABELS[b], c.baselines[b]]),
+    [SYSTEM_LABELS.sluice, c.sluice],
+  ];
 }
 
 const p50p99 = (p: Percentiles) => `${ms(p.p50)} / ${ms(p.p99)}`;
 
 export function overviewTable(c: Comparison): Table {
   const all = systems(c);
-  const row = (label: string, f: (r: SystemReport) => string | number): (string | number)[] => [label, ...all.map(([, r]) => f(r))];
+  const row = (label: string, f: (r: SystemReport) => string | number): (string | number)[] => [
+    label,
+    ...all.map(([, r]) => f(r)),
+  ];
   return {
     title: `${c.world.name}: ${c.world.requests} requests over ${ms(c.world.durationMs)}, ${c.world.tenants} tenants, ${c.world.accounts} accounts, ${c.world.gpuSlots} GPU slots; Sluice: ${c.world.workers} workers, ${c.world.inFlightPerTopic} in flight per LiteTopic; clients give up after ${ms(c.world.clientTimeoutMs)}`,
     columns: ['', ...all.map(([name]) => name)],
@@ -41,34 +47,92 @@ export function tierTable(c: Comparison): Table {
   for (const tier of c.world.tiers) {
     for (const [name, r] of systems(c)) {
       const t = r.tiers[tier]!;
-      rows.push([tier, name, t.sent, t.ok, t.refused, pct(t.successRate), pct(t.requestSuccessRate), ms(t.waitMs.p50), ms(t.waitMs.p99), ms(t.latencyMs.p99)]);
+      rows.push([
+        tier,
+        name,
+        t.sent,
+        t.ok,
+        t.refused,
+        pct(t.successRate),
+        pct(t.requestSuccessRate),
+        ms(t.waitMs.p50),
+        ms(t.waitMs.p99),
+        ms(t.latencyMs.p99),
+      ]);
     }
   }
-  return { title: 'per tier, per attempt', columns: ['tier', 'system', 'sent', 'served', 'refused', 'success', 'req. success', 'wait p50', 'wait p99', 'latency p99'], rows };
+  return {
+    title: 'per tier, per attempt',
+    columns: [
+      'tier',
+      'system',
+      'sent',
+      'served',
+      'refused',
+      'success',
+      'req. success',
+      'wait p50',
+      'wait p99',
+      'latency p99',
+    ],
+    rows,
+  };
 }
 
 /** Per request, per tier, Sluice beside every baseline: the figures users feel. */
 export function feltTable(c: Comparison): Table {
-  const waits = c.world.tiers.map((t) => `${t} ${Number.isFinite(c.world.tierMaxWaitMs[t]) ? ms(c.world.tierMaxWaitMs[t]!) : 'none'}`).join(', ');
+  const waits = c.world.tiers
+    .map((t) => `${t} ${Number.isFinite(c.world.tierMaxWaitMs[t]) ? ms(c.world.tierMaxWaitMs[t]!) : 'none'}`)
+    .join(', ');
   const rows: (string | number)[][] = [];
   for (const tier of c.world.tiers) {
     for (const [name, r] of systems(c)) {
       const f = r.felt[tier]!;
-      rows.push([tier, name, f.requests, pct(f.success), pct(f.goodput), p50p99(f.waitMs), p50p99(f.endToEndMs), f.ttftMs ? p50p99(f.ttftMs) : 'no streams', pct(r.gpu.utilization)]);
+      rows.push([
+        tier,
+        name,
+        f.requests,
+        pct(f.success),
+        pct(f.goodput),
+        p50p99(f.waitMs),
+        p50p99(f.endToEndMs),
+        f.ttftMs ? p50p99(f.ttftMs) : 'no streams',
+        pct(r.gpu.utilization),
+      ]);
     }
   }
   return {
     title: `what users feel, per request: success (last attempt served), goodput (started within the tier's maximum wait of the first send: ${waits}), wait (first send to GPU start) and end to end (first send to answer), a request never served counting as never; time to first token (first send to the first generated text at the client) over streamed requests only (${c.world.streams ? "'no streams' where a tier sends none" : 'the trace has none'}); GPU utilization of the whole run`,
-    columns: ['tier', 'system', 'requests', 'success', 'goodput', 'wait p50 / p99', 'end to end p50 / p99', 'TTFT p50 / p99', 'GPU utilization'],
+    columns: [
+      'tier',
+      'system',
+      'requests',
+      'success',
+      'goodput',
+      'wait p50 / p99',
+      'end to end p50 / p99',
+      'TTFT p50 / p99',
+      'GPU utilization',
+    ],
     rows,
   };
 }
 
 /** Each figure: Sluice, every baseline, the best baseline and whether Sluice beats it. */
-export function versusTable(c: Comparison, specs: readonly FigureSpec[], title = 'Sluice against the best baseline, figure by figure'): Table {
+export function versusTable(
+  c: Comparison,
+  specs: readonly FigureSpec[],
+  title = 'Sluice against the best baseline, figure by figure',
+): Table {
   return {
     title,
-    columns: ['figure', SYSTEM_LABELS.sluice, ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'best baseline', 'Sluice vs best'],
+    columns: [
+      'figure',
+      SYSTEM_LABELS.sluice,
+      ...BASELINES.map((b) => SYSTEM_LABELS[b]),
+      'best baseline',
+      'Sluice vs best',
+    ],
     rows: specs.map((s) => {
       const v = compareFigure(c, s.figure, s.better);
       const f = s.format ?? String;
@@ -83,7 +147,9 @@ export function reasonsTable(c: Comparison): Table {
   return {
     title: 'refusals by reason',
     columns: ['reason', ...all.map(([name]) => name)],
-    rows: reasons.length ? reasons.map((reason) => [reason, ...all.map(([, r]) => r.refusalsByReason[reason] ?? 0)]) : [['(none)', ...all.map(() => 0)]],
+    rows: reasons.length
+      ? reasons.map((reason) => [reason, ...all.map(([, r]) => r.refusalsByReason[reason] ?? 0)])
+      : [['(none)', ...all.map(() => 0)]],
   };
 }
 
@@ -116,15 +182,23 @@ export function waitSplitTable(c: Comparison): Table {
       const p = split.parts[part];
       rows.push([tier, PART_NAMES[part], ms(p.p50), ms(p.p99), pct(p.share)]);
     }
-    if (split.firstTokenMs) rows.push([tier, 'first token (streams)', ms(split.firstTokenMs.p50), ms(split.firstTokenMs.p99), '']);
+    if (split.firstTokenMs)
+      rows.push([tier, 'first token (streams)', ms(split.firstTokenMs.p50), ms(split.firstTokenMs.p99), '']);
   }
   const title = `where the time goes (Sluice, ${c.engine.name} engine; served requests; share of their summed latency)`;
-  return { title, columns: ['tier', 'part', 'p50', 'p99', 'share'], rows: rows.length ? rows : [['(none served)', '', '', '', '']] };
+  return {
+    title,
+    columns: ['tier', 'part', 'p50', 'p99', 'share'],
+    rows: rows.length ? rows : [['(none served)', '', '', '', '']],
+  };
 }
 
 export function renderTable(t: Table): string {
   const cells = [t.columns.map(String), ...t.rows.map((r) => r.map(String))];
   const widths = t.columns.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: readonly string[]) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  return [t.title, line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+  const line = (r: readonly string[]) =>
+    r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  return [t.title, line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join(
+    '\n',
+  );
 }

@@ -46,9 +46,22 @@ export const OPENAI_SDK_RETRY: RetryBehavior = {
  * How long a client waits before resending after its `attempt`-th send was refused.
  * `draw` in [0, 1) picks the jitter, so a replay stays deterministic.
  */
-export function retryDelayMs(retry: RetryBehavior, attempt: number, retryAfterMs: number | undefined, draw: number): number {
-  if (retry.honorRetryAfter && retryAfterMs !== undefined && retryAfterMs >= 0 && retryAfterMs < (retry.maxRetryAfterMs ?? Infinity)) return retryAfterMs;
-  const base = retry.exponential ? Math.min(retry.delayMs * 2 ** (attempt - 1), retry.maxDelayMs ?? Infinity) : retry.delayMs;
+export function retryDelayMs(
+  retry: RetryBehavior,
+  attempt: number,
+  retryAfterMs: number | undefined,
+  draw: number,
+): number {
+  if (
+    retry.honorRetryAfter &&
+    retryAfterMs !== undefined &&
+    retryAfterMs >= 0 &&
+    retryAfterMs < (retry.maxRetryAfterMs ?? Infinity)
+  )
+    return retryAfterMs;
+  const base = retry.exponential
+    ? Math.min(retry.delayMs * 2 ** (attempt - 1), retry.maxDelayMs ?? Infinity)
+    : retry.delayMs;
   return base * (1 - (retry.jitter ?? 0) * draw);
 }
 
@@ -103,11 +116,19 @@ export function burst(source: Source, count: number, at: number, spreadMs: numbe
  * A day's shape compressed into `periodMs`: the rate follows a cosine between
  * `troughPerSec` and `peakPerSec` (peak at mid-period), by thinning a Poisson process.
  */
-export function diurnal(source: Source, troughPerSec: number, peakPerSec: number, periodMs: number, from: number, to: number): TraceEvent[] {
+export function diurnal(
+  source: Source,
+  troughPerSec: number,
+  peakPerSec: number,
+  periodMs: number,
+  from: number,
+  to: number,
+): TraceEvent[] {
   const out: TraceEvent[] = [];
   const { rng } = source;
   const streams = streamPicker(source, from);
-  const rateAt = (t: number) => troughPerSec + ((peakPerSec - troughPerSec) * (1 - Math.cos((2 * Math.PI * (t - from)) / periodMs))) / 2;
+  const rateAt = (t: number) =>
+    troughPerSec + ((peakPerSec - troughPerSec) * (1 - Math.cos((2 * Math.PI * (t - from)) / periodMs))) / 2;
   for (let t = from + rng.exp(1000 / peakPerSec); t < to; t += rng.exp(1000 / peakPerSec)) {
     if (rng.next() < rateAt(t) / peakPerSec) out.push(event(source, t, streams));
   }
@@ -118,7 +139,14 @@ export function diurnal(source: Source, troughPerSec: number, peakPerSec: number
  * A client stuck in a retry loop: it sends `perSec` requests from `from` to `to` and
  * resends every refusal after `delayMs`, ignoring Retry-After, up to `maxAttempts`.
  */
-export function retryLoop(source: Source, perSec: number, from: number, to: number, delayMs: number, maxAttempts = 1_000): TraceEvent[] {
+export function retryLoop(
+  source: Source,
+  perSec: number,
+  from: number,
+  to: number,
+  delayMs: number,
+  maxAttempts = 1_000,
+): TraceEvent[] {
   return poisson({ ...source, retry: { delayMs, maxAttempts, honorRetryAfter: false } }, perSec, from, to);
 }
 
@@ -162,7 +190,10 @@ const JsonlLine = z
     model: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64'),
     tokens: z.number().int().positive(),
     tier: z.string().min(1).optional(),
-    tenant: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/).optional(),
+    tenant: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/)
+      .optional(),
     stream: z.boolean().optional(),
   })
   .strict();
@@ -204,5 +235,19 @@ export function parseJsonlTrace(text: string): TraceEvent[] {
 }
 
 export function toJsonl(trace: readonly TraceEvent[]): string {
-  return trace.map((e) => JSON.stringify({ t: e.t, account: e.account, model: e.model, tokens: e.tokens, ...(e.tier ? { tier: e.tier } : {}), ...(e.tenant ? { tenant: e.tenant } : {}), ...(e.stream ? { stream: true } : {}) })).join('\n') + '\n';
+  return (
+    trace
+      .map((e) =>
+        JSON.stringify({
+          t: e.t,
+          account: e.account,
+          model: e.model,
+          tokens: e.tokens,
+          ...(e.tier ? { tier: e.tier } : {}),
+          ...(e.tenant ? { tenant: e.tenant } : {}),
+          ...(e.stream ? { stream: true } : {}),
+        }),
+      )
+      .join('\n') + '\n'
+  );
 }

@@ -31,7 +31,11 @@ export function versusBest(sluice: number, baselines: Readonly<Record<BaselineNa
 /** A figure of each system's report, against the best baseline. */
 export function compareFigure(c: Comparison, figure: (r: SystemReport) => number, better: Better): Versus {
   const { shallow, fcfs, priority } = c.baselines;
-  return versusBest(figure(c.sluice), { shallow: figure(shallow), fcfs: figure(fcfs), priority: figure(priority) }, better);
+  return versusBest(
+    figure(c.sluice),
+    { shallow: figure(shallow), fcfs: figure(fcfs), priority: figure(priority) },
+    better,
+  );
 }
 
 /**
@@ -64,18 +68,54 @@ export function feltFigureSpecs(c: Comparison): FigureSpec[] {
   for (const tier of c.world.tiers) {
     const T = tier.charAt(0).toUpperCase() + tier.slice(1);
     specs.push(
-      { name: `${T}Success`, label: `${tier}: success`, figure: (r) => r.felt[tier]!.success, better: 'higher', format: pct },
-      { name: `${T}Goodput`, label: `${tier}: goodput`, figure: (r) => r.felt[tier]!.goodput, better: 'higher', format: pct },
-      { name: `${T}WaitP99Ms`, label: `${tier}: wait p99`, figure: (r) => r.felt[tier]!.waitMs.p99, better: 'lower', format: ms },
-      { name: `${T}EndToEndP99Ms`, label: `${tier}: end to end p99`, figure: (r) => r.felt[tier]!.endToEndMs.p99, better: 'lower', format: ms },
+      {
+        name: `${T}Success`,
+        label: `${tier}: success`,
+        figure: (r) => r.felt[tier]!.success,
+        better: 'higher',
+        format: pct,
+      },
+      {
+        name: `${T}Goodput`,
+        label: `${tier}: goodput`,
+        figure: (r) => r.felt[tier]!.goodput,
+        better: 'higher',
+        format: pct,
+      },
+      {
+        name: `${T}WaitP99Ms`,
+        label: `${tier}: wait p99`,
+        figure: (r) => r.felt[tier]!.waitMs.p99,
+        better: 'lower',
+        format: ms,
+      },
+      {
+        name: `${T}EndToEndP99Ms`,
+        label: `${tier}: end to end p99`,
+        figure: (r) => r.felt[tier]!.endToEndMs.p99,
+        better: 'lower',
+        format: ms,
+      },
     );
     // Every system replays the same trace, so a tier streams in all of them or in none.
     if (c.sluice.felt[tier]?.ttftMs) {
       const label = `${tier}: time to first token p99 (streams)`;
-      specs.push({ name: `${T}TtftP99Ms`, label, figure: (r) => r.felt[tier]!.ttftMs!.p99, better: 'lower', format: ms });
+      specs.push({
+        name: `${T}TtftP99Ms`,
+        label,
+        figure: (r) => r.felt[tier]!.ttftMs!.p99,
+        better: 'lower',
+        format: ms,
+      });
     }
   }
-  specs.push({ name: 'GpuUtilization', label: 'GPU utilization', figure: (r) => r.gpu.utilization, better: 'higher', format: pct });
+  specs.push({
+    name: 'GpuUtilization',
+    label: 'GPU utilization',
+    figure: (r) => r.gpu.utilization,
+    better: 'higher',
+    format: pct,
+  });
   return specs;
 }
 
@@ -85,4 +125,5 @@ export function headlineOf(c: Comparison, specs: readonly FigureSpec[]): Record<
 
 export const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
 /** Infinity: the percentile falls on requests never served. */
-export const ms = (x: number) => (!Number.isFinite(x) ? 'never' : x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
+export const ms = (x: number) =>
+  !Number.isFinite(x) ? 'never' : x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`;

@@ -51,7 +51,18 @@ const STATE_AFTER: Readonly<Partial<Record<DispatchEvent['type'], WaitState>>> =
   expired: 'answered',
 };
 
-export const SPLIT_PARTS = ['edge', 'broker', 'suspendPace', 'suspendCapacity', 'suspendPaused', 'suspendOther', 'slot', 'dispatcher', 'upstream', 'reply'] as const;
+export const SPLIT_PARTS = [
+  'edge',
+  'broker',
+  'suspendPace',
+  'suspendCapacity',
+  'suspendPaused',
+  'suspendOther',
+  'slot',
+  'dispatcher',
+  'upstream',
+  'reply',
+] as const;
 export type SplitPart = (typeof SPLIT_PARTS)[number];
 
 export interface PartFigures extends Percentiles {
@@ -124,7 +135,8 @@ export class WaitTracker {
 
 /** One served request's parts, or undefined when its trace is incomplete. */
 export function splitOf(t: WaitTrace, sentAt: number, answeredAt: number): Record<SplitPart, number> | undefined {
-  if (t.enqueuedAt === undefined || t.broker === undefined || t.startedAt === undefined || t.upstream === undefined) return undefined;
+  if (t.enqueuedAt === undefined || t.broker === undefined || t.startedAt === undefined || t.upstream === undefined)
+    return undefined;
   const queued = t.startedAt - t.enqueuedAt;
   const held = t.broker + t.away.pace + t.away.capacity + t.away.paused + t.away.other + t.slot;
   return {
@@ -141,7 +153,9 @@ export function splitOf(t: WaitTrace, sentAt: number, answeredAt: number): Recor
   };
 }
 
-export function waitSplitFigures(served: readonly { wait?: WaitTrace; sentAt: number; answeredAt?: number }[]): WaitSplitFigures | undefined {
+export function waitSplitFigures(
+  served: readonly { wait?: WaitTrace; sentAt: number; answeredAt?: number }[],
+): WaitSplitFigures | undefined {
   const splits: Record<SplitPart, number>[] = [];
   const firstTokens: number[] = [];
   for (const a of served) {

@@ -30,12 +30,21 @@ export interface World {
   readonly tiers?: PolicyInput['tiers'];
   readonly defaults?: PolicyInput['defaults'];
   /** Booked bursts (lib/policy reservations), times in ms from the start of the run. */
-  readonly reservations?: readonly { readonly id: string; readonly tenant: string; readonly fromMs: number; readonly toMs: number; readonly extra: { readonly rpm?: number; readonly tpm?: number; readonly reservoir?: number } }[];
+  readonly reservations?: readonly {
+    readonly id: string;
+    readonly tenant: string;
+    readonly fromMs: number;
+    readonly toMs: number;
+    readonly extra: { readonly rpm?: number; readonly tpm?: number; readonly reservoir?: number };
+  }[];
   readonly modelLimits?: NonNullable<PolicyInput['models'][string]['limits']>;
   /** The simulated GPU pool: Sluice's capacity gate gets the same slot count unless `model` says otherwise. */
   readonly gpu: GpuOptions & { readonly slots: number };
   /** The model as the policy declares it, where it differs from the GPU: other slots, slots from its metrics. */
-  readonly model?: { readonly slots?: number; readonly saturation?: NonNullable<PolicyInput['models'][string]['saturation']> };
+  readonly model?: {
+    readonly slots?: number;
+    readonly saturation?: NonNullable<PolicyInput['models'][string]['saturation']>;
+  };
   /** How long a client waits for one HTTP answer before giving up; default the OpenAI SDK's (systems.ts CLIENT_TIMEOUT_MS). */
   readonly clientTimeoutMs?: number;
   /** Dispatcher workers (concurrent deliveries) for Sluice. */
@@ -90,7 +99,12 @@ export function worldPolicyInput(world: World, epoch = LAB_EPOCH): PolicyInput {
     accounts: Object.fromEntries(
       Object.entries(world.accounts).map(([id, a]) => [
         id,
-        { tenant: a.tenant, tier: a.tier, keyHashes: [hashApiKey(apiKey(id))], ...(a.limits ? { limits: a.limits } : {}) },
+        {
+          tenant: a.tenant,
+          tier: a.tier,
+          keyHashes: [hashApiKey(apiKey(id))],
+          ...(a.limits ? { limits: a.limits } : {}),
+        },
       ]),
     ),
   };
@@ -138,5 +152,10 @@ export function withEngineFlags(world: World, flags: Readonly<Record<string, str
   const inFlight = int('in-flight');
   const workers = int('workers');
   const dispatchers = int('dispatchers');
-  return { ...world, ...(inFlight ? { inFlightPerTopic: inFlight } : {}), ...(workers ? { workers } : {}), ...(dispatchers ? { dispatchers } : {}) };
+  return {
+    ...world,
+    ...(inFlight ? { inFlightPerTopic: inFlight } : {}),
+    ...(workers ? { workers } : {}),
+    ...(dispatchers ? { dispatchers } : {}),
+  };
 }

@@ -70,25 +70,28 @@ export async function runIsolation(options: IsolationOptions): Promise<Isolation
 
   let healthy = 0;
   let throttled = 0;
-  queue.subscribe(async (m) => {
-    if (isThrottled(m.liteTopic) && options.mode !== 'paced') {
-      for (;;) {
-        const d = pace(bucket, tats.get(m.liteTopic), clock.now());
-        if (d.waitMs === 0) {
-          tats.set(m.liteTopic, d.tat);
-          break;
+  queue.subscribe(
+    async (m) => {
+      if (isThrottled(m.liteTopic) && options.mode !== 'paced') {
+        for (;;) {
+          const d = pace(bucket, tats.get(m.liteTopic), clock.now());
+          if (d.waitMs === 0) {
+            tats.set(m.liteTopic, d.tat);
+            break;
+          }
+          if (options.mode === 'suspend') return Consume.suspend(d.waitMs);
+          await sleep(clock, d.waitMs);
         }
-        if (options.mode === 'suspend') return Consume.suspend(d.waitMs);
-        await sleep(clock, d.waitMs);
       }
-    }
-    await sleep(clock, serviceMs);
-    if (clock.now() <= durationMs) {
-      if (isThrottled(m.liteTopic)) throttled++;
-      else healthy++;
-    }
-    return Consume.success;
-  }, { concurrency: workers });
+      await sleep(clock, serviceMs);
+      if (clock.now() <= durationMs) {
+        if (isThrottled(m.liteTopic)) throttled++;
+        else healthy++;
+      }
+      return Consume.success;
+    },
+    { concurrency: workers },
+  );
   await clock.runUntil(durationMs);
   return {
     mode: options.mode,
@@ -116,7 +119,9 @@ export const isolation = {
     const share = (x: number, of: number) => (of > 0 ? Math.round((x / of) * 1000) / 1000 : 0);
     for (const { group, inFlightPerTopic } of GROUPS) {
       for (const throttled of [5, 40]) {
-        ctx.log(`isolation: ${group} group (${inFlightPerTopic} in flight per LiteTopic), ${throttled} throttled of 50, ${durationMs} ms`);
+        ctx.log(
+          `isolation: ${group} group (${inFlightPerTopic} in flight per LiteTopic), ${throttled} throttled of 50, ${durationMs} ms`,
+        );
         const reference = await runIsolation({ mode: 'unthrottled', throttled, durationMs, inFlightPerTopic });
         const paced = await runIsolation({ mode: 'paced', throttled, durationMs, inFlightPerTopic });
         const suspend = await runIsolation({ mode: 'suspend', throttled, durationMs, inFlightPerTopic });
@@ -157,22 +162,38 @@ export const isolation = {
         throttleMs: 300,
         serviceMs: 20,
         inFlightPerTopic: { fifo: 1, concurrent: 10 },
-        groups: 'fifo: what a RocketMQ FIFO consumer group runs (one message per LiteTopic, or shard, at a time); concurrent: 10 popped at once',
-        share: "healthy LiteTopics' messages per second over the same LiteTopics' with nothing throttled (one denominator for Suspend and sleep)",
-        shareOfOwed: "the same over the healthy LiteTopics' rate when the throttled ones send only what their bucket lets through (paced at the source): their allowed releases take workers that no way of waiting gives back",
+        groups:
+          'fifo: what a RocketMQ FIFO consumer group runs (one message per LiteTopic, or shard, at a time); concurrent: 10 popped at once',
+        share:
+          "healthy LiteTopics' messages per second over the same LiteTopics' with nothing throttled (one denominator for Suspend and sleep)",
+        shareOfOwed:
+          "the same over the healthy LiteTopics' rate when the throttled ones send only what their bucket lets through (paced at the source): their allowed releases take workers that no way of waiting gives back",
         durationMs,
         note: 'virtual clock, embedded engine; the seed is not used (no randomness)',
       },
       headline,
       tables: [
         {
-          title: 'healthy LiteTopics under Suspend vs sleep (messages per second, all healthy LiteTopics together; share of the unthrottled run and of what is owed)',
-          columns: ['group', 'in flight per LiteTopic', 'throttled', 'mode', 'healthy msg/s', 'throttled msg/s', 'healthy share of unthrottled', 'healthy share of owed'],
+          title:
+            'healthy LiteTopics under Suspend vs sleep (messages per second, all healthy LiteTopics together; share of the unthrottled run and of what is owed)',
+          columns: [
+            'group',
+            'in flight per LiteTopic',
+            'throttled',
+            'mode',
+            'healthy msg/s',
+            'throttled msg/s',
+            'healthy share of unthrottled',
+            'healthy share of owed',
+          ],
           rows,
         },
       ],
       // `runs` (what the chart draws): the FIFO group, the in-flight count RocketMQ gives a LiteTopic.
-      details: { runs: runs.filter((r) => r.group === 'fifo'), concurrentRuns: runs.filter((r) => r.group === 'concurrent') },
+      details: {
+        runs: runs.filter((r) => r.group === 'fifo'),
+        concurrentRuns: runs.filter((r) => r.group === 'concurrent'),
+      },
     };
   },
 };

@@ -33,7 +33,9 @@ export interface MixedParams {
   /** Scales every rate and burst size. */
   readonly volume: number;
   /** The three bursts: start and length (ms), and requests. */
-  readonly bursts: Readonly<Record<'realtime' | 'batch' | 'offline', { readonly at: number; readonly ms: number; readonly requests: number }>>;
+  readonly bursts: Readonly<
+    Record<'realtime' | 'batch' | 'offline', { readonly at: number; readonly ms: number; readonly requests: number }>
+  >;
   /** How many times the tokens of the others the big batch tenant asks. */
   readonly bigFactor: number;
 }
@@ -80,20 +82,55 @@ const ACCOUNTS: Readonly<Record<string, AccountSpec>> = {
 export function mixedWorld(seed: number, p: MixedParams): World {
   const rng = createRng(seed);
   const between = (lo: number, hi: number) => (r: Rng) => r.int(lo, hi);
-  const src = (label: string, accounts: string[], tokens: (r: Rng) => number, streamShare = 0) => ({ rng: rng.fork(label), accounts, model: LAB_MODEL, tokens, streamShare });
+  const src = (label: string, accounts: string[], tokens: (r: Rng) => number, streamShare = 0) => ({
+    rng: rng.fork(label),
+    accounts,
+    model: LAB_MODEL,
+    tokens,
+    streamShare,
+  });
   const v = p.volume;
   const period = p.durationMs;
   const end = p.durationMs;
   const traces: TraceEvent[][] = [
     // Base load of every tier, following the day. Realtime is chat UIs, which stream; batch and offline jobs do not.
-    diurnal(src('rt', ['support-steady', 'analytics-0', 'analytics-1'], between(32, 128), 1), 0.5 * v, 2 * v, period, 0, end),
+    diurnal(
+      src('rt', ['support-steady', 'analytics-0', 'analytics-1'], between(32, 128), 1),
+      0.5 * v,
+      2 * v,
+      period,
+      0,
+      end,
+    ),
     diurnal(src('batch', ['marketing-steady', 'ops-0'], between(64, 192)), 0.3 * v, 1.2 * v, period, 0, end),
-    diurnal(src('big', ['research-big'], between(64 * p.bigFactor, 192 * p.bigFactor)), 0.02 * v, 0.08 * v, period, 0, end),
+    diurnal(
+      src('big', ['research-big'], between(64 * p.bigFactor, 192 * p.bigFactor)),
+      0.02 * v,
+      0.08 * v,
+      period,
+      0,
+      end,
+    ),
     diurnal(src('off', ['etl-steady', 'archive-0'], between(128, 256)), 0.2 * v, 0.8 * v, period, 0, end),
     // The three bursts, each from one account of a tenant that also sends steadily.
-    burst(src('rt-burst', ['support-burst'], between(32, 128), 1), p.bursts.realtime.requests, p.bursts.realtime.at, p.bursts.realtime.ms),
-    burst(src('batch-burst', ['marketing-burst'], between(64, 192)), p.bursts.batch.requests, p.bursts.batch.at, p.bursts.batch.ms),
-    burst(src('off-burst', ['etl-burst'], between(128, 256)), p.bursts.offline.requests, p.bursts.offline.at, p.bursts.offline.ms),
+    burst(
+      src('rt-burst', ['support-burst'], between(32, 128), 1),
+      p.bursts.realtime.requests,
+      p.bursts.realtime.at,
+      p.bursts.realtime.ms,
+    ),
+    burst(
+      src('batch-burst', ['marketing-burst'], between(64, 192)),
+      p.bursts.batch.requests,
+      p.bursts.batch.at,
+      p.bursts.batch.ms,
+    ),
+    burst(
+      src('off-burst', ['etl-burst'], between(128, 256)),
+      p.bursts.offline.requests,
+      p.bursts.offline.at,
+      p.bursts.offline.ms,
+    ),
   ];
   return {
     name: 'mixed-overload',
@@ -126,31 +163,72 @@ function deliveriesPerCompleted(run: SystemRun, r: SystemReport): number {
 
 export const mixedOverload: Scenario = {
   name: 'mixed-overload',
-  description: 'diurnal load from three tiers, three overlapping bursts, one tenant asking 20x the tokens, on an overloaded pool',
+  description:
+    'diurnal load from three tiers, three overlapping bursts, one tenant asking 20x the tokens, on an overloaded pool',
   engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? mixedFull : mixedSmall;
     const world = withEngineFlags(mixedWorld(ctx.seed, p), ctx.flags);
     ctx.log(`mixed-overload: ${world.trace.length} requests, ${p.gpuSlots} GPU slots`);
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
-    const maxWait = (tier: string) => (Object.hasOwn(defaultTiers, tier) ? defaultTiers[tier]!.maxQueueWaitMs : Infinity);
+    const maxWait = (tier: string) =>
+      Object.hasOwn(defaultTiers, tier) ? defaultTiers[tier]!.maxQueueWaitMs : Infinity;
     const fair = (run: SystemRun) => tierFairness(outcomes(run.recorder.attempts, world.trace, maxWait));
     const systems: [SystemName, string, Record<string, TierFairness>, SystemReport, SystemRun][] = [
-      ...BASELINES.map((b): [SystemName, string, Record<string, TierFairness>, SystemReport, SystemRun] => [b, SYSTEM_LABELS[b], fair(c.runs.baselines[b]), c.baselines[b], c.runs.baselines[b]]),
+      ...BASELINES.map((b): [SystemName, string, Record<string, TierFairness>, SystemReport, SystemRun] => [
+        b,
+        SYSTEM_LABELS[b],
+        fair(c.runs.baselines[b]),
+        c.baselines[b],
+        c.runs.baselines[b],
+      ]),
       ['sluice', SYSTEM_LABELS.sluice, fair(c.runs.sluice), c.sluice, c.runs.sluice],
     ];
-    const bySystem = Object.fromEntries(systems.map(([name, , f, r, run]) => [name, { f, r, run }])) as Record<SystemName, { f: Record<string, TierFairness>; r: SystemReport; run: SystemRun }>;
+    const bySystem = Object.fromEntries(systems.map(([name, , f, r, run]) => [name, { f, r, run }])) as Record<
+      SystemName,
+      { f: Record<string, TierFairness>; r: SystemReport; run: SystemRun }
+    >;
     const overlap = overlapWindow(p);
     const tiers = c.world.tiers;
     const versus = (figure: (x: (typeof bySystem)[SystemName]) => number, better: Better) =>
-      versusBest(figure(bySystem.sluice), { shallow: figure(bySystem.shallow), fcfs: figure(bySystem.fcfs), priority: figure(bySystem.priority) }, better);
+      versusBest(
+        figure(bySystem.sluice),
+        { shallow: figure(bySystem.shallow), fcfs: figure(bySystem.fcfs), priority: figure(bySystem.priority) },
+        better,
+      );
     const figures: [string, string, (x: (typeof bySystem)[SystemName]) => number, Better, (x: number) => string][] = [
-      ...tiers.flatMap((tier): [string, string, (x: (typeof bySystem)[SystemName]) => number, Better, (x: number) => string][] => [
-        [`${cap(tier)}Jain`, `${tier}: Jain over tenants (tokens served / asked)`, (x) => x.f[tier]?.jainTokens ?? 1, 'higher', (v) => v.toFixed(3)],
-        [`${cap(tier)}WorstAccountRatio`, `${tier}: worst account / tier success`, (x) => x.f[tier]?.worstAccountRatio ?? 1, 'higher', (v) => v.toFixed(3)],
-      ]),
-      ['GpuUtilizationOverlap', 'GPU utilization, bursts overlapping', (x) => windowUtilization(x.r, overlap), 'higher', pct],
-      ['DeliveriesPerCompleted', 'deliveries (baselines: attempts) per completed request', (x) => deliveriesPerCompleted(x.run, x.r), 'lower', String],
+      ...tiers.flatMap(
+        (tier): [string, string, (x: (typeof bySystem)[SystemName]) => number, Better, (x: number) => string][] => [
+          [
+            `${cap(tier)}Jain`,
+            `${tier}: Jain over tenants (tokens served / asked)`,
+            (x) => x.f[tier]?.jainTokens ?? 1,
+            'higher',
+            (v) => v.toFixed(3),
+          ],
+          [
+            `${cap(tier)}WorstAccountRatio`,
+            `${tier}: worst account / tier success`,
+            (x) => x.f[tier]?.worstAccountRatio ?? 1,
+            'higher',
+            (v) => v.toFixed(3),
+          ],
+        ],
+      ),
+      [
+        'GpuUtilizationOverlap',
+        'GPU utilization, bursts overlapping',
+        (x) => windowUtilization(x.r, overlap),
+        'higher',
+        pct,
+      ],
+      [
+        'DeliveriesPerCompleted',
+        'deliveries (baselines: attempts) per completed request',
+        (x) => deliveriesPerCompleted(x.run, x.r),
+        'lower',
+        String,
+      ],
       ['GpuRefused', 'GPU refused (429/503)', (x) => x.r.gpu.refused429 + x.r.gpu.refused503, 'lower', String],
     ];
     const headline: Record<string, number | string> = {
@@ -159,12 +237,21 @@ export const mixedOverload: Scenario = {
       ...Object.assign({}, ...figures.map(([name, , f, better]) => headlineEntries(name, versus(f, better)))),
     };
     const fairnessTable: Table = {
-      title: 'per tier: success, goodput (started within the tier\'s maximum wait), Jain over tokens served ÷ asked across tenants',
+      title:
+        "per tier: success, goodput (started within the tier's maximum wait), Jain over tokens served ÷ asked across tenants",
       columns: ['tier', 'system', 'requests', 'success', 'goodput', 'Jain (tenants)', 'worst account / tier'],
       rows: tiers.flatMap((tier) =>
         systems.map(([, label, f]) => {
           const t = f[tier]!;
-          return [tier, label, t.requests, pct(t.success), pct(t.goodput), t.jainTokens.toFixed(3), t.worstAccountRatio.toFixed(3)];
+          return [
+            tier,
+            label,
+            t.requests,
+            pct(t.success),
+            pct(t.goodput),
+            t.jainTokens.toFixed(3),
+            t.worstAccountRatio.toFixed(3),
+          ];
         }),
       ),
     };
@@ -189,10 +276,20 @@ export const mixedOverload: Scenario = {
       scenario: 'mixed-overload',
       seed: ctx.seed,
       size: ctx.size,
-      params: { ...p, accounts: ACCOUNTS, tiers: 'lib/policy defaults', limits: 'lib/policy defaults', gpu: world.gpu, ...baselineParams(world, c) },
+      params: {
+        ...p,
+        accounts: ACCOUNTS,
+        tiers: 'lib/policy defaults',
+        limits: 'lib/policy defaults',
+        gpu: world.gpu,
+        ...baselineParams(world, c),
+      },
       headline,
       tables: [fairnessTable, accountTable, gpuTable, ...comparisonTables(c)],
-      details: { fairness: Object.fromEntries(systems.map(([name, , f]) => [name, f])), dispatch: c.sluice.dispatch ?? {} },
+      details: {
+        fairness: Object.fromEntries(systems.map(([name, , f]) => [name, f])),
+        dispatch: c.sluice.dispatch ?? {},
+      },
       comparison: c,
     };
   },

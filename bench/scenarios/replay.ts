@@ -42,9 +42,11 @@ interface PolicyOverlay {
 function readOverlay(path: string | undefined): PolicyOverlay {
   if (path === undefined) return {};
   const json = JSON.parse(readFileSync(path, 'utf8')) as unknown;
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error(`--policy ${path}: expected a JSON object`);
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new Error(`--policy ${path}: expected a JSON object`);
   const extra = Object.keys(json).filter((k) => !['tiers', 'defaults', 'tenants'].includes(k));
-  if (extra.length) throw new Error(`--policy ${path}: only tiers, defaults and tenants can be set here, not ${extra.join(', ')}`);
+  if (extra.length)
+    throw new Error(`--policy ${path}: only tiers, defaults and tenants can be set here, not ${extra.join(', ')}`);
   return json as PolicyOverlay;
 }
 
@@ -56,8 +58,13 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
   const accounts: Record<string, AccountSpec> = {};
   for (const e of ctx.trace) {
     const tier = e.tier ?? 'realtime';
-    if (!tiers.has(tier)) throw new Error(`trace: unknown tier "${tier}" for account ${e.account} (known: ${[...tiers].join(', ')})`);
-    accounts[e.account] ??= { tenant: e.tenant ?? e.account, tier, ...(intFlag(ctx.flags, 'account-rpm') ? { limits: { rpm: intFlag(ctx.flags, 'account-rpm')! } } : {}) };
+    if (!tiers.has(tier))
+      throw new Error(`trace: unknown tier "${tier}" for account ${e.account} (known: ${[...tiers].join(', ')})`);
+    accounts[e.account] ??= {
+      tenant: e.tenant ?? e.account,
+      tier,
+      ...(intFlag(ctx.flags, 'account-rpm') ? { limits: { rpm: intFlag(ctx.flags, 'account-rpm')! } } : {}),
+    };
   }
   const rpm = intFlag(ctx.flags, 'rpm');
   const slots = intFlag(ctx.flags, 'gpu-slots') ?? 8;
@@ -68,7 +75,9 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
     accounts,
     tiers: tierSpecs,
     ...(overlay.tenants ? { tenants: overlay.tenants } : {}),
-    defaults: rpm ? { ...limits, tenant: { ...limits.tenant, rpm }, tenantModel: { ...limits.tenantModel, rpm } } : limits,
+    defaults: rpm
+      ? { ...limits, tenant: { ...limits.tenant, rpm }, tenantModel: { ...limits.tenantModel, rpm } }
+      : limits,
     gpu: { slots, baseTokenMs: intFlag(ctx.flags, 'token-ms') ?? 10, queueLimit: slots, maxQueueWaitMs: 5_000 },
     bucketMs: 5_000,
   };
@@ -80,20 +89,52 @@ export const replay: Scenario = {
   engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const world = withEngineFlags(replayWorld(ctx), ctx.flags);
-    ctx.log(`replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`);
+    ctx.log(
+      `replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`,
+    );
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     const specs: FigureSpec[] = [
-      { name: 'RefusedRatio', label: 'rate-limited ratio (refused / sent)', figure: (r) => r.refusedRatio, better: 'lower', format: pct },
-      { name: 'GpuRefused', label: 'GPU refused (429/503)', figure: (r) => r.gpu.refused429 + r.gpu.refused503, better: 'lower' },
-      { name: 'WaitP99Ms', label: 'wait before GPU p99', figure: (r) => r.total.waitMs.p99, better: 'lower', format: ms },
-      { name: 'LatencyP99Ms', label: 'latency (served) p99', figure: (r) => r.total.latencyMs.p99, better: 'lower', format: ms },
+      {
+        name: 'RefusedRatio',
+        label: 'rate-limited ratio (refused / sent)',
+        figure: (r) => r.refusedRatio,
+        better: 'lower',
+        format: pct,
+      },
+      {
+        name: 'GpuRefused',
+        label: 'GPU refused (429/503)',
+        figure: (r) => r.gpu.refused429 + r.gpu.refused503,
+        better: 'lower',
+      },
+      {
+        name: 'WaitP99Ms',
+        label: 'wait before GPU p99',
+        figure: (r) => r.total.waitMs.p99,
+        better: 'lower',
+        format: ms,
+      },
+      {
+        name: 'LatencyP99Ms',
+        label: 'latency (served) p99',
+        figure: (r) => r.total.latencyMs.p99,
+        better: 'lower',
+        format: ms,
+      },
     ];
     const models = [...new Set((ctx.trace ?? []).map((e) => e.model))].sort();
     return {
       scenario: 'replay',
       seed: ctx.seed,
       size: ctx.size,
-      params: { requests: world.trace.length, models, servedBy: `${LAB_MODEL} (one simulated pool)`, gpu: world.gpu, flags: ctx.flags, ...baselineParams(world, c) },
+      params: {
+        requests: world.trace.length,
+        models,
+        servedBy: `${LAB_MODEL} (one simulated pool)`,
+        gpu: world.gpu,
+        flags: ctx.flags,
+        ...baselineParams(world, c),
+      },
       headline: { requests: c.world.requests, ...feltHeadline(c, specs) },
       tables: comparisonTables(c, specs),
       details: {},

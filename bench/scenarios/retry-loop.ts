@@ -54,7 +54,16 @@ export const retryLoopFull: RetryLoopParams = {
   burstWindowMs: 10_000,
 };
 
-export const retryLoopSmall: RetryLoopParams = { ...retryLoopFull, durationMs: 150_000, loopFromMs: 30_000, loopToMs: 120_000, loopPerSec: 1, realtimePerSec: 1.5, batchPerSec: 0.5, gpuSlots: 8 };
+export const retryLoopSmall: RetryLoopParams = {
+  ...retryLoopFull,
+  durationMs: 150_000,
+  loopFromMs: 30_000,
+  loopToMs: 120_000,
+  loopPerSec: 1,
+  realtimePerSec: 1.5,
+  batchPerSec: 0.5,
+  gpuSlots: 8,
+};
 
 export const LOOPING_ACCOUNT = 'etl-bot';
 
@@ -71,14 +80,30 @@ export function retryLoopWorld(seed: number, p: RetryLoopParams, withLoop = true
     'reports-2': { tenant: 'reports', tier: 'batch' },
     [LOOPING_ACCOUNT]: { tenant: 'etl', tier: 'offline', limits: { rpm: p.loopAccountRpm } },
   };
-  const src = (label: string, ids: string[], lo: number, hi: number, streamShare = 0) => ({ rng: rng.fork(label), accounts: ids, model: LAB_MODEL, tokens: tokens(lo, hi), streamShare });
+  const src = (label: string, ids: string[], lo: number, hi: number, streamShare = 0) => ({
+    rng: rng.fork(label),
+    accounts: ids,
+    model: LAB_MODEL,
+    tokens: tokens(lo, hi),
+    streamShare,
+  });
   const traces: TraceEvent[][] = [
     // Realtime is chat UIs, which stream; the reports job and the looping ETL bot read whole answers.
     poisson(src('realtime', ['support-1', 'support-2', 'analytics-1'], 32, 128, 1), p.realtimePerSec, 0, p.durationMs),
     poisson(src('batch', ['reports-1', 'reports-2'], 64, 192), p.batchPerSec, 0, p.durationMs),
     poisson(src('offline', [LOOPING_ACCOUNT], 64, 128), p.offlinePerSec, 0, p.durationMs),
   ];
-  if (withLoop) traces.push(retryLoop(src('loop', [LOOPING_ACCOUNT], 64, 128), p.loopPerSec, p.loopFromMs, p.loopToMs, p.loopDelayMs, p.loopMaxAttempts));
+  if (withLoop)
+    traces.push(
+      retryLoop(
+        src('loop', [LOOPING_ACCOUNT], 64, 128),
+        p.loopPerSec,
+        p.loopFromMs,
+        p.loopToMs,
+        p.loopDelayMs,
+        p.loopMaxAttempts,
+      ),
+    );
   return {
     name: withLoop ? 'retry-loop' : 'retry-loop (no loop)',
     trace: merge(...traces),
@@ -92,7 +117,14 @@ export function retryLoopWorld(seed: number, p: RetryLoopParams, withLoop = true
 }
 
 /** First time at or after `from` when `account` has the most attempts in the trailing window; null if never. */
-export function timeToTopBurster(attempts: readonly Attempt[], start: number, account: string, from: number, to: number, windowMs: number): number | null {
+export function timeToTopBurster(
+  attempts: readonly Attempt[],
+  start: number,
+  account: string,
+  from: number,
+  to: number,
+  windowMs: number,
+): number | null {
   const sorted = [...attempts].sort((a, b) => a.sentAt - b.sentAt);
   for (let t = from; t <= to; t += 1_000) {
     const counts = new Map<string, number>();
@@ -116,7 +148,11 @@ function others(c: RunComparison, system: SystemName) {
   const ok = attempts.filter((a) => a.status !== undefined && isOk(a.status));
   const lat = ok.map((a) => a.answeredAt! - a.sentAt).sort((a, b) => a - b);
   const p99 = lat.length ? lat[Math.min(lat.length - 1, Math.ceil(0.99 * lat.length) - 1)]! : 0;
-  return { sent: attempts.length, success: attempts.length ? round(ok.length / attempts.length, 4) : 1, latencyP99Ms: round(p99) };
+  return {
+    sent: attempts.length,
+    success: attempts.length ? round(ok.length / attempts.length, 4) : 1,
+    latencyP99Ms: round(p99),
+  };
 }
 
 function dashboardTop(top: readonly { t: number; account: string | null }[] | undefined, from: number): number | null {
@@ -134,7 +170,14 @@ function looper(c: RunComparison, system: SystemName, p: RetryLoopParams) {
     requests: requests.size,
     served: [...requests.values()].filter(Boolean).length,
     requestSuccess: requests.size ? round([...requests.values()].filter(Boolean).length / requests.size, 4) : 1,
-    timeToTopBursterMs: timeToTopBurster(run.recorder.attempts, run.recorder.start, LOOPING_ACCOUNT, p.loopFromMs, p.loopToMs, p.burstWindowMs),
+    timeToTopBursterMs: timeToTopBurster(
+      run.recorder.attempts,
+      run.recorder.start,
+      LOOPING_ACCOUNT,
+      p.loopFromMs,
+      p.loopToMs,
+      p.burstWindowMs,
+    ),
     /** Sluice only: until its own dashboard (lib/telemetry live view) shows the account on top. */
     dashboardTopAfterMs: dashboardTop(run.topAccounts, p.loopFromMs),
   };
@@ -142,17 +185,30 @@ function looper(c: RunComparison, system: SystemName, p: RetryLoopParams) {
 
 export const retryLoopScenario: Scenario = {
   name: 'retry-loop',
-  description: 'one offline account retrying in a tight loop: time until it is the top burster, and the effect on everyone else',
+  description:
+    'one offline account retrying in a tight loop: time until it is the top burster, and the effect on everyone else',
   engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? retryLoopFull : retryLoopSmall;
     const world = withEngineFlags(retryLoopWorld(ctx.seed, p), ctx.flags);
-    ctx.log(`retry-loop: ${world.trace.length} requests, loop ${p.loopPerSec}/s from ${p.loopFromMs / 1000} s to ${p.loopToMs / 1000} s, resend after ${p.loopDelayMs} ms`);
+    ctx.log(
+      `retry-loop: ${world.trace.length} requests, loop ${p.loopPerSec}/s from ${p.loopFromMs / 1000} s to ${p.loopToMs / 1000} s, resend after ${p.loopDelayMs} ms`,
+    );
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     ctx.log('retry-loop: the same trace without the loop, for reference');
-    const quiet = await compare(withEngineFlags(retryLoopWorld(ctx.seed, p, false), ctx.flags), { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
-    const fig = (system: SystemName) => ({ looper: looper(c, system, p), others: others(c, system), othersWithoutLoop: others(quiet, system) });
-    const figs = Object.fromEntries(SYSTEMS.map((system) => [system, fig(system)])) as Record<SystemName, ReturnType<typeof fig>>;
+    const quiet = await compare(withEngineFlags(retryLoopWorld(ctx.seed, p, false), ctx.flags), {
+      ...(ctx.engine ? { engine: ctx.engine } : {}),
+      progress: ctx.log,
+    });
+    const fig = (system: SystemName) => ({
+      looper: looper(c, system, p),
+      others: others(c, system),
+      othersWithoutLoop: others(quiet, system),
+    });
+    const figs = Object.fromEntries(SYSTEMS.map((system) => [system, fig(system)])) as Record<
+      SystemName,
+      ReturnType<typeof fig>
+    >;
     const versus = (f: (x: ReturnType<typeof fig>) => number, better: Better) =>
       versusBest(f(figs.sluice), { shallow: f(figs.shallow), fcfs: f(figs.fcfs), priority: f(figs.priority) }, better);
     const figures: [string, string, (x: ReturnType<typeof fig>) => number, Better, (x: number) => string][] = [
@@ -160,12 +216,26 @@ export const retryLoopScenario: Scenario = {
       ['LoopRequestSuccess', 'looping account: requests served / made', (x) => x.looper.requestSuccess, 'higher', pct],
       ['OthersSuccess', 'others: success', (x) => x.others.success, 'higher', pct],
       ['OthersLatencyP99Ms', 'others: latency p99', (x) => x.others.latencyP99Ms, 'lower', (x) => `${x} ms`],
-      ['OthersSuccessWithoutLoop', 'others without the loop: success', (x) => x.othersWithoutLoop.success, 'higher', pct],
-      ['OthersLatencyP99MsWithoutLoop', 'others without the loop: latency p99', (x) => x.othersWithoutLoop.latencyP99Ms, 'lower', (x) => `${x} ms`],
+      [
+        'OthersSuccessWithoutLoop',
+        'others without the loop: success',
+        (x) => x.othersWithoutLoop.success,
+        'higher',
+        pct,
+      ],
+      [
+        'OthersLatencyP99MsWithoutLoop',
+        'others without the loop: latency p99',
+        (x) => x.othersWithoutLoop.latencyP99Ms,
+        'lower',
+        (x) => `${x} ms`,
+      ],
     ];
     const headline = {
       ...Object.assign({}, ...figures.map(([name, , f, better]) => headlineEntries(name, versus(f, better)))),
-      ...Object.fromEntries(SYSTEMS.map((system) => [`${system}TimeToTopBursterMs`, figs[system].looper.timeToTopBursterMs])),
+      ...Object.fromEntries(
+        SYSTEMS.map((system) => [`${system}TimeToTopBursterMs`, figs[system].looper.timeToTopBursterMs]),
+      ),
       sluiceDashboardTopBursterMs: figs.sluice.looper.dashboardTopAfterMs,
       ...feltHeadline(c),
     };
@@ -178,8 +248,20 @@ export const retryLoopScenario: Scenario = {
           const v = versus(f, better);
           return [label, format(v.sluice), ...BASELINES.map((b) => format(v.baselines[b])), v.bestIs, v.verdict];
         }),
-        ['time until it is the top burster (attempts, trailing 10 s)', ms(figs.sluice.looper.timeToTopBursterMs), ...BASELINES.map((b) => ms(figs[b].looper.timeToTopBursterMs)), '', ''],
-        ['time until Sluice’s dashboard shows it on top', ms(figs.sluice.looper.dashboardTopAfterMs), ...BASELINES.map(() => 'no dashboard'), '', ''],
+        [
+          'time until it is the top burster (attempts, trailing 10 s)',
+          ms(figs.sluice.looper.timeToTopBursterMs),
+          ...BASELINES.map((b) => ms(figs[b].looper.timeToTopBursterMs)),
+          '',
+          '',
+        ],
+        [
+          'time until Sluice’s dashboard shows it on top',
+          ms(figs.sluice.looper.dashboardTopAfterMs),
+          ...BASELINES.map(() => 'no dashboard'),
+          '',
+          '',
+        ],
       ],
     };
     return {

@@ -40,7 +40,11 @@ export interface ScaleParams {
   readonly messagesPerActiveTopic: number;
 }
 
-export const scaleFull: ScaleParams = { counts: [0, 10_000, 100_000, 1_000_000], activeTopics: 50, messagesPerActiveTopic: 40 };
+export const scaleFull: ScaleParams = {
+  counts: [0, 10_000, 100_000, 1_000_000],
+  activeTopics: 50,
+  messagesPerActiveTopic: 40,
+};
 export const scaleSmall: ScaleParams = { counts: [0, 10_000, 100_000], activeTopics: 50, messagesPerActiveTopic: 20 };
 
 export interface ScalePoint {
@@ -80,13 +84,17 @@ export async function measureScale(idle: number, p: ScaleParams, gc: Gc): Promis
   const rssBefore = process.memoryUsage().rss;
   const t0 = performance.now();
   for (let i = 0; i < idle; i++) {
-    await queue.send(liteTopicName({ tier: 'offline', tenant: `idle-${i}`, account: `idle-${i}`, model: LAB_MODEL }), '');
+    await queue.send(
+      liteTopicName({ tier: 'offline', tenant: `idle-${i}`, account: `idle-${i}`, model: LAB_MODEL }),
+      '',
+    );
     // Consume in slices so the backlog never holds more than a slice of messages.
     if (i % 10_000 === 9_999) await clock.advance(1);
   }
   await clock.advance(1);
   const createMs = performance.now() - t0;
-  if (queue.stats().queued !== 0 || queue.stats().liteTopics !== idle) throw new Error(`scale: expected ${idle} idle LiteTopics, engine has ${JSON.stringify(queue.stats())}`);
+  if (queue.stats().queued !== 0 || queue.stats().liteTopics !== idle)
+    throw new Error(`scale: expected ${idle} idle LiteTopics, engine has ${JSON.stringify(queue.stats())}`);
   const after = heap(gc);
   const rssAfter = process.memoryUsage().rss;
 
@@ -94,7 +102,16 @@ export async function measureScale(idle: number, p: ScaleParams, gc: Gc): Promis
   const accounts: Record<string, { tenant: string; tier: string }> = {};
   for (let a = 0; a < p.activeTopics; a++) accounts[`active-${a}`] = { tenant: `active-${a}`, tier: 'realtime' };
   const policy = worldPolicy({ name: 'scale', trace: [], accounts, gpu: { slots: 64 } });
-  const gpu = createGpuSim({ clock, models: [LAB_MODEL], slots: 64, queueLimit: 64, baseTokenMs: 5, minOutputTokens: 16, maxOutputTokens: 16, decodeStepTokens: 16 });
+  const gpu = createGpuSim({
+    clock,
+    models: [LAB_MODEL],
+    slots: 64,
+    queueLimit: 64,
+    baseTokenMs: 5,
+    minOutputTokens: 16,
+    maxOutputTokens: 16,
+    decodeStepTokens: 16,
+  });
   const store = createEmbeddedStore(clock);
   const results = createEmbeddedResults({ clock });
   const upstream = createInProcessUpstream({ fetch: gpu.app.fetch, clock });
@@ -190,12 +207,27 @@ export const scale: Scenario = {
       scenario: 'scale',
       seed: ctx.seed,
       size: ctx.size,
-      params: { ...p, counts, gc: how, engine: 'EmbeddedLiteQueue (maxInFlightPerTopic 8, 256 workers)', note: 'memory and CPU are measurements of this process: they vary a little between runs' },
+      params: {
+        ...p,
+        counts,
+        gc: how,
+        engine: 'EmbeddedLiteQueue (maxInFlightPerTopic 8, 256 workers)',
+        note: 'memory and CPU are measurements of this process: they vary a little between runs',
+      },
       headline,
       tables: [
         {
           title: 'idle LiteTopics: memory, and dispatcher CPU for the same active work',
-          columns: ['idle LiteTopics', 'heap Δ', 'bytes / idle LiteTopic', 'RSS Δ', 'create+drain', 'deliveries', 'CPU µs / delivery', 'CPU µs / completed'],
+          columns: [
+            'idle LiteTopics',
+            'heap Δ',
+            'bytes / idle LiteTopic',
+            'RSS Δ',
+            'create+drain',
+            'deliveries',
+            'CPU µs / delivery',
+            'CPU µs / completed',
+          ],
           rows: points.map((x) => [
             x.idleLiteTopics,
             `${(x.heapBytes / 1048576).toFixed(1)} MiB`,

@@ -69,10 +69,19 @@ export function seed1World(seed: number, p: Seed1Params): World {
     accounts[account] = { tenant, tier: 'standard' };
     const retry = p.clientRetry === undefined ? OPENAI_SDK_RETRY : p.clientRetry;
     // Apps behind a model gateway: chat front ends stream, back-end calls do not.
-    const src = { rng: rng.fork(tenant), accounts: [account], model: LAB_MODEL, tokens, streamShare: p.streamShare, ...(retry ? { retry } : {}) };
+    const src = {
+      rng: rng.fork(tenant),
+      accounts: [account],
+      model: LAB_MODEL,
+      tokens,
+      streamShare: p.streamShare,
+      ...(retry ? { retry } : {}),
+    };
     traces.push(poisson(src, p.basePerSec, 0, p.durationMs));
     for (let t = src.rng.exp(p.burstEveryMs); t < p.durationMs - 10_000; t += src.rng.exp(p.burstEveryMs)) {
-      traces.push(burst(src, src.rng.int(p.burstSize[0], p.burstSize[1]), t, src.rng.int(p.burstSpreadMs[0], p.burstSpreadMs[1])));
+      traces.push(
+        burst(src, src.rng.int(p.burstSize[0], p.burstSize[1]), t, src.rng.int(p.burstSpreadMs[0], p.burstSpreadMs[1])),
+      );
     }
   }
   return {
@@ -80,7 +89,17 @@ export function seed1World(seed: number, p: Seed1Params): World {
     trace: merge(...traces),
     accounts,
     // One tier owning every slot: the first seed has no priority classes, only quotas.
-    tiers: { standard: { weight: 1, share: 1, lendable: 0, overQuota: 'reject', warnRatio: 0.8, replyMode: 'sync', maxQueueWaitMs: 60_000 } },
+    tiers: {
+      standard: {
+        weight: 1,
+        share: 1,
+        lendable: 0,
+        overQuota: 'reject',
+        warnRatio: 0.8,
+        replyMode: 'sync',
+        maxQueueWaitMs: 60_000,
+      },
+    },
     defaults: {
       accountModel: { rpm: p.rpm, tpm: 10_000_000, rate: p.pacePerSec, burst: p.paceBurst, reservoir: 1_000 },
       tenantModel: { rpm: p.rpm, tpm: 10_000_000 },
@@ -105,21 +124,41 @@ export const seed1Ratio: Scenario = {
     ctx.log('seed1-ratio: again with clients that do not resend a refused request');
     const once = await compare(withEngineFlags(seed1World(ctx.seed, { ...p, clientRetry: null }), ctx.flags), engine);
     // Quota refusals are the same rule in every system; the rest refused requests within quota.
-    const quota = (r: SystemReport) => Object.entries(r.refusalsByReason).filter(([k]) => k.startsWith('limit:')).reduce((n, [, v]) => n + v, 0);
+    const quota = (r: SystemReport) =>
+      Object.entries(r.refusalsByReason)
+        .filter(([k]) => k.startsWith('limit:'))
+        .reduce((n, [, v]) => n + v, 0);
     const gpuOverload = (r: SystemReport) => r.gpu.refused429 + r.gpu.refused503 + r.gpu.queuedAtGpu;
     const failed = (r: SystemReport) => r.total.requests - Math.round(r.total.requestSuccessRate * r.total.requests);
     const specs: FigureSpec[] = [
-      { name: 'RefusedRatio', label: 'rate-limited ratio (refused / sent)', figure: (r) => r.refusedRatio, better: 'lower', format: pct },
+      {
+        name: 'RefusedRatio',
+        label: 'rate-limited ratio (refused / sent)',
+        figure: (r) => r.refusedRatio,
+        better: 'lower',
+        format: pct,
+      },
       { name: 'Refused', label: 'attempts refused', figure: (r) => r.total.refused, better: 'lower' },
       { name: 'RequestsFailed', label: 'requests failed (last attempt refused)', figure: failed, better: 'lower' },
       { name: 'QuotaRefusals', label: 'refused by a quota', figure: quota, better: 'lower' },
-      { name: 'WithinQuotaRefusals', label: 'refused within quota (GPU, expired, client timeout)', figure: (r) => r.total.refused - quota(r), better: 'lower' },
-      { name: 'GpuOverload', label: 'GPU overload (refused + queued inside the GPU)', figure: gpuOverload, better: 'lower' },
+      {
+        name: 'WithinQuotaRefusals',
+        label: 'refused within quota (GPU, expired, client timeout)',
+        figure: (r) => r.total.refused - quota(r),
+        better: 'lower',
+      },
+      {
+        name: 'GpuOverload',
+        label: 'GPU overload (refused + queued inside the GPU)',
+        figure: gpuOverload,
+        better: 'lower',
+      },
     ];
     const ratio = compareFigure(c, (r) => r.refusedRatio, 'lower');
     const onceRatio = compareFigure(once, (r) => r.refusedRatio, 'lower');
     /** How many times lower Sluice's rate-limited ratio is than `baseline`'s; null when Sluice refused nothing. */
-    const lowerBy = (sluice: number, baseline: number) => (sluice > 0 ? Math.round((baseline / sluice) * 10) / 10 : null);
+    const lowerBy = (sluice: number, baseline: number) =>
+      sluice > 0 ? Math.round((baseline / sluice) * 10) / 10 : null;
     const headline = {
       requests: c.world.requests,
       shallowSent: c.baselines.shallow.total.sent,
@@ -148,8 +187,17 @@ export const seed1Ratio: Scenario = {
     ];
     const ratioTable: Table = {
       title: 'rate-limited ratio (refused attempts / attempts sent)',
-      columns: ['clients', ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'Sluice', 'Sluice lower than shallow by', 'Sluice lower than best baseline by'],
-      rows: [ratioRow('OpenAI SDK defaults (2 resends, Retry-After honored)', ratio), ratioRow('never resend', onceRatio)],
+      columns: [
+        'clients',
+        ...BASELINES.map((b) => SYSTEM_LABELS[b]),
+        'Sluice',
+        'Sluice lower than shallow by',
+        'Sluice lower than best baseline by',
+      ],
+      rows: [
+        ratioRow('OpenAI SDK defaults (2 resends, Retry-After honored)', ratio),
+        ratioRow('never resend', onceRatio),
+      ],
     };
     return {
       scenario: 'seed1-ratio',
@@ -166,7 +214,12 @@ export const seed1Ratio: Scenario = {
       },
       headline,
       tables: [ratioTable, ...comparisonTables(c, specs)],
-      details: { noRetry: Object.fromEntries([...BASELINES.map((b) => [b, summary(once.baselines[b])] as const), ['sluice', summary(once.sluice)]]) },
+      details: {
+        noRetry: Object.fromEntries([
+          ...BASELINES.map((b) => [b, summary(once.baselines[b])] as const),
+          ['sluice', summary(once.sluice)],
+        ]),
+      },
       comparison: c,
     };
   },
@@ -174,4 +227,9 @@ export const seed1Ratio: Scenario = {
 
 const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
 const times = (x: number | null) => (x === null ? 'refused nothing' : `${x}x`);
-const summary = (r: SystemReport) => ({ sent: r.total.sent, refused: r.total.refused, refusedRatio: r.refusedRatio, refusalsByReason: r.refusalsByReason });
+const summary = (r: SystemReport) => ({
+  sent: r.total.sent,
+  refused: r.total.refused,
+  refusedRatio: r.refusedRatio,
+  refusalsByReason: r.refusalsByReason,
+});

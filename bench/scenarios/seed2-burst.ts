@@ -82,9 +82,17 @@ export const seed2Small: Seed2Params = {
  * small) instead of one `marketing`: as many LiteTopics as accounts, which together could take
  * every dispatcher worker. The booked run's reservation names `marketing`, so it goes with 'one'.
  */
-export function seed2World(seed: number, p: Seed2Params, booked = false, campaignTenants: 'one' | 'each' = 'one'): World {
+export function seed2World(
+  seed: number,
+  p: Seed2Params,
+  booked = false,
+  campaignTenants: 'one' | 'each' = 'one',
+): World {
   const rng = createRng(seed);
-  const between = ([lo, hi]: readonly [number, number]) => (r: Rng) => r.int(lo, hi);
+  const between =
+    ([lo, hi]: readonly [number, number]) =>
+    (r: Rng) =>
+      r.int(lo, hi);
   const accounts: Record<string, AccountSpec> = {};
   const realtime: string[] = [];
   for (let i = 0; i < p.realtimeAccounts; i++) {
@@ -99,7 +107,13 @@ export function seed2World(seed: number, p: Seed2Params, booked = false, campaig
     batch.push(id);
   }
   // Customer service and analytics are chat UIs: they stream. The copywriting job reads whole answers.
-  const rt = { rng: rng.fork('realtime'), accounts: realtime, model: LAB_MODEL, tokens: between(p.realtimeTokens), streamShare: 1 };
+  const rt = {
+    rng: rng.fork('realtime'),
+    accounts: realtime,
+    model: LAB_MODEL,
+    tokens: between(p.realtimeTokens),
+    streamShare: 1,
+  };
   const bt = { rng: rng.fork('batch'), accounts: batch, model: LAB_MODEL, tokens: between(p.batchTokens) };
   const spike = Math.round(p.batchRequests * p.spikeShare);
   const traces: TraceEvent[][] = [
@@ -112,9 +126,24 @@ export function seed2World(seed: number, p: Seed2Params, booked = false, campaig
     trace: merge(...traces),
     accounts,
     tiers: defaultTiers,
-    defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, ...(p.reservoir === undefined ? {} : { reservoir: p.reservoir }) } },
+    defaults: {
+      ...defaultLimits,
+      accountModel: { ...defaultLimits.accountModel, ...(p.reservoir === undefined ? {} : { reservoir: p.reservoir }) },
+    },
     // The seed's "burst quota booked ahead of a known event": more room to wait during the campaign.
-    ...(booked ? { reservations: [{ id: 'campaign', tenant: 'marketing', fromMs: p.burstStartMs - 60_000, toMs: p.burstStartMs + p.burstMs + 60_000, extra: { reservoir: p.bookedReservoir } }] } : {}),
+    ...(booked
+      ? {
+          reservations: [
+            {
+              id: 'campaign',
+              tenant: 'marketing',
+              fromMs: p.burstStartMs - 60_000,
+              toMs: p.burstStartMs + p.burstMs + 60_000,
+              extra: { reservoir: p.bookedReservoir },
+            },
+          ],
+        }
+      : {}),
     gpu: { slots: p.gpuSlots, baseTokenMs: 10, queueLimit: p.gpuSlots, maxQueueWaitMs: 5_000 },
     bucketMs: 5_000,
     drainMs: 15 * 60_000,
@@ -124,7 +153,9 @@ export function seed2World(seed: number, p: Seed2Params, booked = false, campaig
 /** Most admissions (requests passing the limiter) in any one second. */
 function peakAdmittedPerSec(attempts: readonly Attempt[]): number {
   const perSec = new Map<number, number>();
-  for (const a of attempts) if (a.admittedAt !== undefined) perSec.set(Math.floor(a.admittedAt / 1000), (perSec.get(Math.floor(a.admittedAt / 1000)) ?? 0) + 1);
+  for (const a of attempts)
+    if (a.admittedAt !== undefined)
+      perSec.set(Math.floor(a.admittedAt / 1000), (perSec.get(Math.floor(a.admittedAt / 1000)) ?? 0) + 1);
   return Math.max(0, ...perSec.values());
 }
 
@@ -137,15 +168,23 @@ export function burstUtilization(r: SystemReport, fromMs: number, toMs: number):
 
 export const seed2Burst: Scenario = {
   name: 'seed2-burst',
-  description: "the second seed's campaign: 2,800 batch requests in 3 minutes from 40 service accounts beside steady realtime traffic",
+  description:
+    "the second seed's campaign: 2,800 batch requests in 3 minutes from 40 service accounts beside steady realtime traffic",
   engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? seed2Full : seed2Small;
     const world = withEngineFlags(seed2World(ctx.seed, p), ctx.flags);
-    ctx.log(`seed2-burst: ${world.trace.length} requests (${p.batchRequests} batch from ${p.batchAccounts} accounts), ${p.gpuSlots} GPU slots`);
+    ctx.log(
+      `seed2-burst: ${world.trace.length} requests (${p.batchRequests} batch from ${p.batchAccounts} accounts), ${p.gpuSlots} GPU slots`,
+    );
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
-    ctx.log(`seed2-burst: Sluice again with the campaign booked ahead (+${p.bookedReservoir} reservoir for its window)`);
-    const bookedRun = await runSluice(withEngineFlags(seed2World(ctx.seed, p, true), ctx.flags), { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
+    ctx.log(
+      `seed2-burst: Sluice again with the campaign booked ahead (+${p.bookedReservoir} reservoir for its window)`,
+    );
+    const bookedRun = await runSluice(withEngineFlags(seed2World(ctx.seed, p, true), ctx.flags), {
+      ...(ctx.engine ? { engine: ctx.engine } : {}),
+      progress: ctx.log,
+    });
     const endMs = Math.max(c.sluice.endMs, ...BASELINES.map((b) => c.baselines[b].endMs), bookedRun.endMs);
     const bookedReport = systemReport(bookedRun, c.world.tiers, endMs, p.gpuSlots, tierMaxWait(worldPolicy(world)));
     const figures = (r: SystemReport, run: typeof c.runs.sluice) => {
@@ -156,10 +195,14 @@ export const seed2Burst: Scenario = {
         realtimeSuccess: rt.successRate,
         realtimeWaitP99Ms: rt.waitMs.p99,
         realtimeLatencyP99Ms: rt.latencyMs.p99,
-        batchAbsorbed: batch.requests ? round(batchAttempts.filter((a) => a.status !== undefined && isOk(a.status)).length / batch.requests, 4) : 1,
+        batchAbsorbed: batch.requests
+          ? round(batchAttempts.filter((a) => a.status !== undefined && isOk(a.status)).length / batch.requests, 4)
+          : 1,
         batchAdmitted: batch.requests ? round(batch.admitted / batch.requests, 4) : 1,
         batchWaitP99Ms: batch.waitMs.p99,
-        batchDoneAtMs: Math.round(Math.max(0, ...batchAttempts.map((a) => (a.answeredAt ?? run.recorder.start) - run.recorder.start))),
+        batchDoneAtMs: Math.round(
+          Math.max(0, ...batchAttempts.map((a) => (a.answeredAt ?? run.recorder.start) - run.recorder.start)),
+        ),
         peakAdmittedPerSec: peakAdmittedPerSec(run.recorder.attempts),
         gpuUtilizationDuringBurst: burstUtilization(r, p.burstStartMs, p.burstStartMs + p.burstMs),
         gpuRefused: r.gpu.refused429 + r.gpu.refused503,
@@ -170,24 +213,56 @@ export const seed2Burst: Scenario = {
     type Figures = ReturnType<typeof figures>;
     const figs = {
       sluice: figures(c.sluice, c.runs.sluice),
-      ...(Object.fromEntries(BASELINES.map((b) => [b, figures(c.baselines[b], c.runs.baselines[b])])) as Record<BaselineName, Figures>),
+      ...(Object.fromEntries(BASELINES.map((b) => [b, figures(c.baselines[b], c.runs.baselines[b])])) as Record<
+        BaselineName,
+        Figures
+      >),
     };
     const k = figures(bookedReport, bookedRun);
     const s = figs.sluice;
     const rows: [string, string, keyof Figures, Better, (x: number) => string, string][] = [
-      ['RealtimeAttemptSuccess', 'realtime success (attempts)', 'realtimeSuccess', 'higher', pct, '~99.5% (old limiter: ~78%)'],
-      ['RealtimeQueueWaitP99Ms', 'realtime wait p99 (admitted to GPU start)', 'realtimeWaitP99Ms', 'lower', msText, '(old: 12 min average)'],
+      [
+        'RealtimeAttemptSuccess',
+        'realtime success (attempts)',
+        'realtimeSuccess',
+        'higher',
+        pct,
+        '~99.5% (old limiter: ~78%)',
+      ],
+      [
+        'RealtimeQueueWaitP99Ms',
+        'realtime wait p99 (admitted to GPU start)',
+        'realtimeWaitP99Ms',
+        'lower',
+        msText,
+        '(old: 12 min average)',
+      ],
       ['RealtimeLatencyP99Ms', 'realtime latency p99', 'realtimeLatencyP99Ms', 'lower', msText, ''],
       ['BatchAbsorbed', 'batch absorbed (served / sent)', 'batchAbsorbed', 'higher', pct, '~95%'],
       ['BatchAdmitted', 'batch admitted / sent', 'batchAdmitted', 'higher', pct, ''],
       ['BatchQueueWaitP99Ms', 'batch wait p99 (admitted to GPU start)', 'batchWaitP99Ms', 'lower', msText, ''],
       ['BatchDoneAtMs', 'last batch answer at', 'batchDoneAtMs', 'lower', (x) => `${Math.round(x / 1000)} s`, ''],
-      ['PeakAdmittedPerSec', 'peak admitted req/s', 'peakAdmittedPerSec', 'higher', String, '~3.5k QPS (their gateway, real scale)'],
+      [
+        'PeakAdmittedPerSec',
+        'peak admitted req/s',
+        'peakAdmittedPerSec',
+        'higher',
+        String,
+        '~3.5k QPS (their gateway, real scale)',
+      ],
       ['GpuUtilizationDuringBurst', 'GPU utilization during burst', 'gpuUtilizationDuringBurst', 'higher', pct, ''],
       ['GpuRefused', 'GPU refused (429/503)', 'gpuRefused', 'lower', String, 'no collapse'],
-      ['DeliveriesPerCompleted', 'deliveries (baselines: attempts) per completed request', 'deliveriesPerCompleted', 'lower', String, ''],
+      [
+        'DeliveriesPerCompleted',
+        'deliveries (baselines: attempts) per completed request',
+        'deliveriesPerCompleted',
+        'lower',
+        String,
+        '',
+      ],
     ];
-    const versus = (key: keyof Figures, better: Better) => versusBest(s[key], { shallow: figs.shallow[key], fcfs: figs.fcfs[key], priority: figs.priority[key] }, better);
+    const versus = (key: keyof Figures, better: Better) =>
+      versusBest(s[key], { shallow: figs.shallow[key], fcfs: figs.fcfs[key], priority: figs.priority[key] }, better);
     const headline = {
       requests: c.world.requests,
       batchRequests: p.batchRequests,
@@ -207,11 +282,27 @@ export const seed2Burst: Scenario = {
     };
     const seedTable: Table = {
       title: "the second seed's figures, Sluice against the best baseline",
-      columns: ['', 'Sluice (defaults)', 'Sluice (burst booked)', ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'best baseline', 'Sluice vs best', 'seed'],
+      columns: [
+        '',
+        'Sluice (defaults)',
+        'Sluice (burst booked)',
+        ...BASELINES.map((b) => SYSTEM_LABELS[b]),
+        'best baseline',
+        'Sluice vs best',
+        'seed',
+      ],
       rows: [
         ...rows.map(([, label, key, better, format, seed]) => {
           const v = versus(key, better);
-          return [label, format(v.sluice), format(k[key]), ...BASELINES.map((b) => format(v.baselines[b])), v.bestIs, v.verdict, seed];
+          return [
+            label,
+            format(v.sluice),
+            format(k[key]),
+            ...BASELINES.map((b) => format(v.baselines[b])),
+            v.bestIs,
+            v.verdict,
+            seed,
+          ];
         }),
         [
           'GPU utilization while requests waited for a slot (Sluice only: the baselines have no slots)',
@@ -238,7 +329,12 @@ export const seed2Burst: Scenario = {
       },
       headline,
       tables: [seedTable, ...comparisonTables(c)],
-      details: { ...figs, booked: k, bookedRefusalsByReason: bookedReport.refusalsByReason, bookedDispatch: bookedReport.dispatch },
+      details: {
+        ...figs,
+        booked: k,
+        bookedRefusalsByReason: bookedReport.refusalsByReason,
+        bookedDispatch: bookedReport.dispatch,
+      },
       comparison: c,
     };
   },
@@ -246,4 +342,6 @@ export const seed2Burst: Scenario = {
 
 const msText = (x: number) => `${x} ms`;
 const busyText = (b: SystemRun['gpuWhileSlotWaited']) =>
-  b?.utilization === null || b === undefined ? 'no request waited' : `${pct(b.utilization)} over ${Math.round(b.waitedMs / 1000)} s`;
+  b?.utilization === null || b === undefined
+    ? 'no request waited'
+    : `${pct(b.utilization)} over ${Math.round(b.waitedMs / 1000)} s`;

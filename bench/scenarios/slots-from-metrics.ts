@@ -54,7 +54,8 @@ function chooseVariants(flag: string | undefined): readonly Variant[] {
 
 export const slotsFromMetrics: Scenario = {
   name: 'slots-from-metrics',
-  description: 'seed2-burst on a model declared with half and twice the GPU\'s slots: trusted vs read from the GPU\'s vLLM metrics',
+  description:
+    "seed2-burst on a model declared with half and twice the GPU's slots: trusted vs read from the GPU's vLLM metrics",
   engines: ['embedded', 'real'],
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? seed2Full : seed2Small;
@@ -84,8 +85,12 @@ export const slotsFromMetrics: Scenario = {
         realtimeSuccess: r.tiers.realtime!.successRate,
         realtimeWaitP99Ms: r.tiers.realtime!.waitMs.p99,
         realtimeLatencyP99Ms: r.tiers.realtime!.latencyMs.p99,
-        batchAbsorbed: batch.length ? round(batch.filter((a) => a.status !== undefined && isOk(a.status)).length / batch.length, 4) : 1,
-        batchDoneAtMs: Math.round(Math.max(0, ...batch.map((a) => (a.answeredAt ?? run.recorder.start) - run.recorder.start))),
+        batchAbsorbed: batch.length
+          ? round(batch.filter((a) => a.status !== undefined && isOk(a.status)).length / batch.length, 4)
+          : 1,
+        batchDoneAtMs: Math.round(
+          Math.max(0, ...batch.map((a) => (a.answeredAt ?? run.recorder.start) - run.recorder.start)),
+        ),
         gpuUtilizationDuringBurst: burstUtilization(r, burst.from, burst.to),
         gpuBusyWhileSlotWaited: run.gpuWhileSlotWaited?.utilization ?? null,
         queuedInsideGpu: r.gpu.queuedAtGpu,
@@ -99,16 +104,26 @@ export const slotsFromMetrics: Scenario = {
     };
     type Figures = ReturnType<typeof figures>;
     const byKey = new Map<string, Figures>();
-    for (const { variant, run } of runs) byKey.set(variant?.key ?? 'hardLimiter', figures(run, systemReport(run, tiers, endMs, p.gpuSlots, maxWait)));
+    for (const { variant, run } of runs)
+      byKey.set(variant?.key ?? 'hardLimiter', figures(run, systemReport(run, tiers, endMs, p.gpuSlots, maxWait)));
     const f = (key: string) => byKey.get(key)!;
     const shown = [...chosen, ...(byKey.has('hardLimiter') ? [undefined] : [])];
     const headline: Record<string, number | string | null> = { requests: base.trace.length, gpuSlots: p.gpuSlots };
     for (const [key, figs] of byKey) {
-      for (const [name, value] of Object.entries(figs)) headline[`${key}${name[0]!.toUpperCase()}${name.slice(1)}`] = value;
+      for (const [name, value] of Object.entries(figs))
+        headline[`${key}${name[0]!.toUpperCase()}${name.slice(1)}`] = value;
     }
-    const slotsText = (x: Figures) => (x.slotsMinInBurst === null ? '-' : x.slotsMinInBurst === x.slotsMaxInBurst ? String(x.slotsMinInBurst) : `${x.slotsMinInBurst}-${x.slotsMaxInBurst}`);
+    const slotsText = (x: Figures) =>
+      x.slotsMinInBurst === null
+        ? '-'
+        : x.slotsMinInBurst === x.slotsMaxInBurst
+          ? String(x.slotsMinInBurst)
+          : `${x.slotsMinInBurst}-${x.slotsMaxInBurst}`;
     const columns = shown.map((v) => v?.label ?? 'hard limiter + GPU queue (fcfs)');
-    const row = (label: string, format: (x: Figures, v: Variant | undefined) => string) => [label, ...shown.map((v) => format(f(v?.key ?? 'hardLimiter'), v))];
+    const row = (label: string, format: (x: Figures, v: Variant | undefined) => string) => [
+      label,
+      ...shown.map((v) => format(f(v?.key ?? 'hardLimiter'), v)),
+    ];
     const table: Table = {
       title: `declared slots against the GPU's ${p.gpuSlots}: trusted, or read from its metrics`,
       columns: ['', ...columns],
@@ -122,7 +137,9 @@ export const slotsFromMetrics: Scenario = {
         row('batch absorbed', (x) => pct(x.batchAbsorbed)),
         row('last batch answer at', (x) => `${Math.round(x.batchDoneAtMs / 1000)} s`),
         row('GPU busy during the burst', (x) => pct(x.gpuUtilizationDuringBurst)),
-        row('GPU busy while requests waited for a slot', (x) => (x.gpuBusyWhileSlotWaited === null ? '-' : pct(x.gpuBusyWhileSlotWaited))),
+        row('GPU busy while requests waited for a slot', (x) =>
+          x.gpuBusyWhileSlotWaited === null ? '-' : pct(x.gpuBusyWhileSlotWaited),
+        ),
         row('requests queued inside the GPU', (x) => String(x.queuedInsideGpu)),
         row('GPU peak queue', (x) => String(x.gpuPeakQueue)),
         row('GPU refused (429/503)', (x) => String(x.gpuRefused)),
@@ -137,11 +154,16 @@ export const slotsFromMetrics: Scenario = {
         gpu: base.gpu,
         declared: Object.fromEntries(chosen.map((v) => [v.key, declaredSlots(v, p.gpuSlots)])),
         saturation: { ...Saturation.parse({}), maxSlots: '4 x declared' },
-        baseline: 'fcfs: the hard limiter in front of an engine queue like vLLM\'s default (bench/lib/baselines.ts)',
+        baseline: "fcfs: the hard limiter in front of an engine queue like vLLM's default (bench/lib/baselines.ts)",
       },
       headline,
       tables: [table],
-      details: { figures: Object.fromEntries(byKey), slotsRead: Object.fromEntries(runs.filter((r) => r.variant?.fromMetrics).map((r) => [r.variant!.key, r.run.slotsRead])) },
+      details: {
+        figures: Object.fromEntries(byKey),
+        slotsRead: Object.fromEntries(
+          runs.filter((r) => r.variant?.fromMetrics).map((r) => [r.variant!.key, r.run.slotsRead]),
+        ),
+      },
     };
   },
 };

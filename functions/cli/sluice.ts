@@ -6,7 +6,14 @@
  */
 import { parseArgs } from 'node:util';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { addReservation, cancelReservation, PolicyEditError, setLimits, setPaused, type LimitsTarget } from '../../lib/policy/edit.js';
+import {
+  addReservation,
+  cancelReservation,
+  PolicyEditError,
+  setLimits,
+  setPaused,
+  type LimitsTarget,
+} from '../../lib/policy/edit.js';
 import { resolveLimits } from '../../lib/policy/resolve.js';
 import { own } from '../../lib/policy/lookup.js';
 import { parsePolicy, type Limits } from '../../lib/policy/schema.js';
@@ -65,7 +72,8 @@ function number(value: string | undefined, flag: string): number | undefined {
 function time(value: string | undefined, flag: string, now: number): number {
   if (!value) throw new UsageError(`--${flag} is required`);
   const rel = /^\+(\d+)([smhd])$/.exec(value);
-  if (rel) return now + Number(rel[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[rel[2] as 's' | 'm' | 'h' | 'd'];
+  if (rel)
+    return now + Number(rel[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[rel[2] as 's' | 'm' | 'h' | 'd'];
   const t = Date.parse(value);
   if (Number.isNaN(t)) throw new UsageError(`--${flag}: "${value}" is not an ISO time or +N[smhd]`);
   return t;
@@ -141,7 +149,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           const account = own(policy.accounts, v.account);
           if (!account) throw new PolicyEditError(`unknown account "${v.account}"`, 404);
           if (!v.model) throw new UsageError('--model is required with --account');
-          io.out(JSON.stringify({ account: v.account, model: v.model, ...resolveLimits(policy, account, v.model) }, null, 2));
+          io.out(
+            JSON.stringify({ account: v.account, model: v.model, ...resolveLimits(policy, account, v.model) }, null, 2),
+          );
         } else if (v.tenant) {
           const tenant = own(policy.tenants, v.tenant);
           if (!tenant) throw new PolicyEditError(`unknown tenant "${v.tenant}"`, 404);
@@ -164,10 +174,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
                     throw new UsageError('say where: --defaults, --tenant, --account or --model');
                   })();
         const limits = Object.fromEntries(
-          (['rpm', 'tpm', 'rate', 'burst', 'reservoir'] as const).flatMap((k) => (v[k] === undefined ? [] : [[k, number(v[k], k)]])),
+          (['rpm', 'tpm', 'rate', 'burst', 'reservoir'] as const).flatMap((k) =>
+            v[k] === undefined ? [] : [[k, number(v[k], k)]],
+          ),
         ) as Limits;
-        if (Object.keys(limits).length === 0) throw new UsageError('give at least one of --rpm --tpm --rate --burst --reservoir');
-        await edit((raw) => setLimits(raw, target, limits), `set ${JSON.stringify(limits)} on ${JSON.stringify(target)}`);
+        if (Object.keys(limits).length === 0)
+          throw new UsageError('give at least one of --rpm --tpm --rate --burst --reservoir');
+        await edit(
+          (raw) => setLimits(raw, target, limits),
+          `set ${JSON.stringify(limits)} on ${JSON.stringify(target)}`,
+        );
         return 0;
       }
       case 'reserve add': {
@@ -179,10 +195,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           ...(v.model ? { model: v.model } : {}),
           startsAt: time(v.from, 'from', now),
           endsAt: time(v.to, 'to', now),
-          extra: { rpm: number(v.rpm, 'rpm') ?? 0, tpm: number(v.tpm, 'tpm') ?? 0, reservoir: number(v.reservoir, 'reservoir') ?? 0 },
+          extra: {
+            rpm: number(v.rpm, 'rpm') ?? 0,
+            tpm: number(v.tpm, 'tpm') ?? 0,
+            reservoir: number(v.reservoir, 'reservoir') ?? 0,
+          },
           ...(v.note ? { note: v.note } : {}),
         };
-        await edit((raw) => addReservation(raw, booking, now), `booked ${booking.id}: ${new Date(booking.startsAt).toISOString()} to ${new Date(booking.endsAt).toISOString()}`);
+        await edit(
+          (raw) => addReservation(raw, booking, now),
+          `booked ${booking.id}: ${new Date(booking.startsAt).toISOString()} to ${new Date(booking.endsAt).toISOString()}`,
+        );
         return 0;
       }
       case 'reserve list': {
@@ -192,7 +215,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         if (rows.length === 0) io.out('no bookings');
         for (const r of rows) {
           const state = now < r.startsAt ? 'upcoming' : now < r.endsAt ? 'active' : 'ended';
-          io.out(`${r.id}\t${r.tenant}\t${r.model ?? '*'}\t${new Date(r.startsAt).toISOString()}\t${new Date(r.endsAt).toISOString()}\t+${r.extra.rpm} rpm +${r.extra.tpm} tpm +${r.extra.reservoir} queued\t${state}${r.note ? `\t${r.note}` : ''}`);
+          io.out(
+            `${r.id}\t${r.tenant}\t${r.model ?? '*'}\t${new Date(r.startsAt).toISOString()}\t${new Date(r.endsAt).toISOString()}\t+${r.extra.rpm} rpm +${r.extra.tpm} tpm +${r.extra.reservoir} queued\t${state}${r.note ? `\t${r.note}` : ''}`,
+          );
         }
         return 0;
       }
@@ -204,7 +229,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case 'pause':
       case 'resume': {
         const target = who();
-        await edit((raw) => setPaused(raw, target, command === 'pause', io.now()), `${command === 'pause' ? 'paused' : 'resumed'} ${JSON.stringify(target)}`);
+        await edit(
+          (raw) => setPaused(raw, target, command === 'pause', io.now()),
+          `${command === 'pause' ? 'paused' : 'resumed'} ${JSON.stringify(target)}`,
+        );
         return 0;
       }
       default:
@@ -222,12 +250,24 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 async function deadLetters(
   sub: string | undefined,
-  v: { 'dlq-url'?: string; 'sqs-endpoint'?: string; region?: string; rocketmq?: string; topic?: string; group?: string; reason?: string; max?: string },
+  v: {
+    'dlq-url'?: string;
+    'sqs-endpoint'?: string;
+    region?: string;
+    rocketmq?: string;
+    topic?: string;
+    group?: string;
+    reason?: string;
+    max?: string;
+  },
   io: CliIo,
 ): Promise<number> {
   const queueUrl = v['dlq-url'] ?? io.env.SLUICE_DLQ_URL;
   if (!queueUrl) throw new UsageError('no dead-letter queue: pass --dlq-url (or set SLUICE_DLQ_URL)');
-  const sqs = new SQSClient({ region: v.region ?? io.env.AWS_REGION ?? 'us-east-1', endpoint: v['sqs-endpoint'] ?? io.env.SLUICE_SQS_ENDPOINT });
+  const sqs = new SQSClient({
+    region: v.region ?? io.env.AWS_REGION ?? 'us-east-1',
+    endpoint: v['sqs-endpoint'] ?? io.env.SLUICE_SQS_ENDPOINT,
+  });
   const dlq = new SqsDeadLetterQueue({ sqs, queueUrl });
   const matches = (r: DeadLetterRecord) => !v.reason || r.reason.includes(v.reason);
   try {
@@ -276,13 +316,21 @@ function envelopeId(body: string): string {
 function freshEnvelope(body: string, now: number): string {
   try {
     const e = decodeEnvelope(body);
-    return encodeEnvelope({ ...e, enqueuedAt: now, deadline: now + Math.max(0, e.deadline - e.enqueuedAt), reservoirKey: undefined });
+    return encodeEnvelope({
+      ...e,
+      enqueuedAt: now,
+      deadline: now + Math.max(0, e.deadline - e.enqueuedAt),
+      reservoirKey: undefined,
+    });
   } catch {
     return body;
   }
 }
 
-function pickSource(v: { file?: string; 'ssm-path'?: string; region?: string; 'endpoint-url'?: string }, io: CliIo): PolicySource {
+function pickSource(
+  v: { file?: string; 'ssm-path'?: string; region?: string; 'endpoint-url'?: string },
+  io: CliIo,
+): PolicySource {
   const file = v.file ?? (v['ssm-path'] ? undefined : io.env.SLUICE_POLICY_FILE);
   const ssmPath = v['ssm-path'] ?? (file ? undefined : io.env.SLUICE_SSM_PATH);
   if (file) return fileSource(file);

@@ -45,16 +45,23 @@ export function describeStep(s: Step): string {
   }
 }
 
-export async function traceCommand(id: string | undefined, flags: { url?: string; 'admin-key'?: string }, io: TraceIo): Promise<number> {
+export async function traceCommand(
+  id: string | undefined,
+  flags: { url?: string; 'admin-key'?: string },
+  io: TraceIo,
+): Promise<number> {
   const base = flags.url ?? io.env.SLUICE_URL;
   const key = flags['admin-key'] ?? io.env.SLUICE_ADMIN_KEY;
   if (!id || !base || !key) {
     io.err('usage: sluice trace <request id> --url http://edge --admin-key KEY (or $SLUICE_URL, $SLUICE_ADMIN_KEY)');
     return 2;
   }
-  const response = await (io.fetch ?? fetch)(`${base.replace(/\/+$/, '')}/admin/v1/requests/${encodeURIComponent(id)}/trace`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
+  const response = await (io.fetch ?? fetch)(
+    `${base.replace(/\/+$/, '')}/admin/v1/requests/${encodeURIComponent(id)}/trace`,
+    {
+      headers: { authorization: `Bearer ${key}` },
+    },
+  );
   const body = (await response.json().catch(() => ({}))) as { steps?: Step[]; error?: { message?: string } };
   if (!response.ok || !Array.isArray(body.steps)) {
     io.err(`no trace: ${body.error?.message ?? `HTTP ${response.status}`}`);
@@ -62,6 +69,7 @@ export async function traceCommand(id: string | undefined, flags: { url?: string
   }
   const t0 = body.steps[0]?.at ?? 0;
   io.out(`request ${id}`);
-  for (const s of body.steps) io.out(`  +${String(s.at - t0).padStart(6)} ms  ${s.step.padEnd(9)}  ${describeStep(s)}  [${s.by}]`);
+  for (const s of body.steps)
+    io.out(`  +${String(s.at - t0).padStart(6)} ms  ${s.step.padEnd(9)}  ${describeStep(s)}  [${s.by}]`);
   return 0;
 }

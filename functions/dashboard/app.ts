@@ -47,11 +47,24 @@ export function createDashboardApp(options: DashboardOptions): Hono {
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
   const unauthorized = (c: Context) =>
-    c.json({ error: { message: 'The dashboard needs the admin key.', type: 'invalid_request_error', param: null, code: 'invalid_admin_key' } }, 401);
+    c.json(
+      {
+        error: {
+          message: 'The dashboard needs the admin key.',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_admin_key',
+        },
+      },
+      401,
+    );
 
   app.get('/dashboard', (c) => {
     c.header('cache-control', 'no-store');
-    c.header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:");
+    c.header(
+      'content-security-policy',
+      "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:",
+    );
     return c.html(html);
   });
   app.get('/dashboard/', (c) => c.redirect('/dashboard'));

@@ -12,7 +12,11 @@ export interface PageOptions {
 }
 
 export function dashboardPage(options: PageOptions): string {
-  const config = JSON.stringify({ adminPath: options.adminPath, needsKey: options.needsKey, stateUrl: '/dashboard/api/state' }).replace(/</g, '\\u003c');
+  const config = JSON.stringify({
+    adminPath: options.adminPath,
+    needsKey: options.needsKey,
+    stateUrl: '/dashboard/api/state',
+  }).replace(/</g, '\\u003c');
   return PAGE.replace('/*CONFIG*/null', config);
 }
 

@@ -35,9 +35,15 @@ export interface MetricsServer {
  * `GET /metrics` (and `/healthz`) on a port of its own. Binds loopback unless told
  * otherwise; a container passes `host: '0.0.0.0'` so its scraper can reach it.
  */
-export function startMetricsServer(options: { prometheus: PrometheusSink; host?: string; port?: number }): Promise<MetricsServer> {
+export function startMetricsServer(options: {
+  prometheus: PrometheusSink;
+  host?: string;
+  port?: number;
+}): Promise<MetricsServer> {
   const app = new Hono();
-  app.get('/metrics', async (c) => c.body(await options.prometheus.scrape(), 200, { 'content-type': options.prometheus.contentType }));
+  app.get('/metrics', async (c) =>
+    c.body(await options.prometheus.scrape(), 200, { 'content-type': options.prometheus.contentType }),
+  );
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve) => {

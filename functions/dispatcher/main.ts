@@ -20,13 +20,23 @@ import { createDispatcherTelemetry } from './telemetry.js';
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-dispatcher');
 let settle: ((deadLetter: DeadLetter) => Promise<void>) | undefined;
-const parts = await createParts(config, systemClock, log, { role: 'dispatcher', settleDeadLetter: (d) => settle?.(d) ?? Promise.resolve() });
+const parts = await createParts(config, systemClock, log, {
+  role: 'dispatcher',
+  settleDeadLetter: (d) => settle?.(d) ?? Promise.resolve(),
+});
 log.info(parts.describe, 'parts');
 const drain = createDrain({ clock: systemClock, drainMs: config.SLUICE_DRAIN_MS });
 const rawUpstream = createUpstreamClient({ apiKey: config.SLUICE_UPSTREAM_API_KEY });
 const upstream = drain.upstream(rawUpstream);
 // The deployment-wide view: this dispatcher's flow, slots and traces go to the shared aggregate.
-const aggregate = startAggregate({ store: parts.store, clock: systemClock, log, role: 'dispatcher', policyHolder: parts.policyHolder, telemetry: () => telemetry });
+const aggregate = startAggregate({
+  store: parts.store,
+  clock: systemClock,
+  log,
+  role: 'dispatcher',
+  policyHolder: parts.policyHolder,
+  telemetry: () => telemetry,
+});
 const { telemetry, prometheus, ...emf } = createDispatcherTelemetry({
   clock: systemClock,
   log,
@@ -50,7 +60,10 @@ const dispatching = startDispatching(parts, {
 });
 settle = dispatching.settle;
 const { subscription } = dispatching;
-log.info({ concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE, metrics: `${metrics.url}/metrics` }, 'dispatcher consuming');
+log.info(
+  { concurrency: config.SLUICE_DISPATCH_CONCURRENCY, stage: config.SLUICE_STAGE, metrics: `${metrics.url}/metrics` },
+  'dispatcher consuming',
+);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -27,23 +27,41 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   if (deps.admin) app.route('/admin/v1', traceRoutes(deps.admin.keyHash, deps.store, deps.clock));
   if (deps.admin) app.route('/admin/v1', adminRoutes(deps.admin));
 
-  app.notFound((c) => errorResponse(c, new ApiError(404, `Unknown route ${c.req.method} ${c.req.path}.`, 'invalid_request_error', 'unknown_route')));
+  app.notFound((c) =>
+    errorResponse(
+      c,
+      new ApiError(404, `Unknown route ${c.req.method} ${c.req.path}.`, 'invalid_request_error', 'unknown_route'),
+    ),
+  );
   app.onError((error, c) => {
     if (error instanceof ApiError) return errorResponse(c, error);
     if (error instanceof StoreUnavailableError) {
       // Fail-closed policy while the shared store is away: a clear, retriable answer.
       return errorResponse(
         c,
-        new ApiError(503, 'Rate limiting is temporarily unavailable; please retry shortly.', 'server_error', 'limiter_unavailable', null, {
-          'retry-after': String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))),
-        }),
+        new ApiError(
+          503,
+          'Rate limiting is temporarily unavailable; please retry shortly.',
+          'server_error',
+          'limiter_unavailable',
+          null,
+          {
+            'retry-after': String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))),
+          },
+        ),
       );
     }
     if (error instanceof HTTPException && error.status < 500) {
       return errorResponse(c, new ApiError(error.status as 400, error.message, 'invalid_request_error'));
     }
-    deps.log.error({ err: error instanceof Error ? error.message : String(error), path: c.req.path }, 'unhandled edge error');
-    return errorResponse(c, new ApiError(500, 'The server had an error while processing your request.', 'server_error', 'internal_error'));
+    deps.log.error(
+      { err: error instanceof Error ? error.message : String(error), path: c.req.path },
+      'unhandled edge error',
+    );
+    return errorResponse(
+      c,
+      new ApiError(500, 'The server had an error while processing your request.', 'server_error', 'internal_error'),
+    );
   });
   return app;
 }

@@ -45,7 +45,12 @@ export interface AdmissionEvent {
   /** For admissions: the LiteTopic the request waits in. */
   readonly liteTopic?: string;
   /** The windows checked and what they had left (request traces show them). */
-  readonly windows?: readonly { readonly scope: string; readonly unit: string; readonly limit: number; readonly remaining: number }[];
+  readonly windows?: readonly {
+    readonly scope: string;
+    readonly unit: string;
+    readonly limit: number;
+    readonly remaining: number;
+  }[];
 }
 
 export interface EdgeOptions {

@@ -10,7 +10,11 @@ const optionalText = (value: unknown) => (value == null ? 0 : textTokens(value))
 
 function promptTokens(value: unknown): number {
   if (Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === 'number')) return value.length;
-  if (Array.isArray(value) && value.length > 0 && value.every((x) => Array.isArray(x) && x.every((y) => typeof y === 'number'))) {
+  if (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((x) => Array.isArray(x) && x.every((y) => typeof y === 'number'))
+  ) {
     return value.reduce((n: number, ids: unknown[]) => n + ids.length, 0);
   }
   if (Array.isArray(value) && value.every((x) => typeof x === 'string')) {

@@ -63,7 +63,14 @@ export function createEdgeFromParts(wiring: EdgeWiring): Hono {
     ...(wiring.options ? { options: wiring.options } : {}),
     // Writes go to the policy source (SSM, a file); every instance picks them up on its next refresh.
     ...(adminKeyHash
-      ? { admin: { keyHash: adminKeyHash, policy: createPolicyAdmin(parts.policySource, parts.policyHolder), clock, newId: newRequestId } }
+      ? {
+          admin: {
+            keyHash: adminKeyHash,
+            policy: createPolicyAdmin(parts.policySource, parts.policyHolder),
+            clock,
+            newId: newRequestId,
+          },
+        }
       : {}),
     ...(wiring.stopTaking ? { stopTaking: wiring.stopTaking } : {}),
     ...(wiring.stopWaiting ? { stopWaiting: wiring.stopWaiting } : {}),

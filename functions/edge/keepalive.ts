@@ -29,7 +29,12 @@ export async function within<T>(clock: Clock, pending: Promise<T>, ms: number): 
 }
 
 /** Awaits `pending`, calling `onIdle` after every `intervalMs` it has not settled. */
-export async function awaitKeepingAlive<T>(clock: Clock, pending: Promise<T>, intervalMs: number, onIdle: () => Promise<void>): Promise<T> {
+export async function awaitKeepingAlive<T>(
+  clock: Clock,
+  pending: Promise<T>,
+  intervalMs: number,
+  onIdle: () => Promise<void>,
+): Promise<T> {
   for (;;) {
     const done = await within(clock, pending, intervalMs);
     if (done) return done.value;

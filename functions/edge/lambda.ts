@@ -20,12 +20,22 @@ import { createEdgeTelemetry } from './telemetry.js';
 const config = readConfig(process.env);
 const log = createLogger(config.SLUICE_LOG_LEVEL, 'sluice-edge');
 let onSpill: ((liteTopic: string, body: string) => void) | undefined;
-const parts = await createParts(config, systemClock, log, { role: 'edge', onSpill: (liteTopic, body) => onSpill?.(liteTopic, body) });
+const parts = await createParts(config, systemClock, log, {
+  role: 'edge',
+  onSpill: (liteTopic, body) => onSpill?.(liteTopic, body),
+});
 log.info(parts.describe, 'parts');
 const emf = createEdgeTelemetry({ clock: systemClock, log, policy: parts.policy, stage: config.SLUICE_STAGE });
 const recordSpill = spillRecorder(emf.telemetry);
 // The deployment-wide view: this instance's admissions go to the shared aggregate (flushed while it runs).
-const aggregate = startAggregate({ store: parts.store, clock: systemClock, log, role: 'edge', policyHolder: parts.policyHolder, telemetry: () => emf.telemetry });
+const aggregate = startAggregate({
+  store: parts.store,
+  clock: systemClock,
+  log,
+  role: 'edge',
+  policyHolder: parts.policyHolder,
+  telemetry: () => emf.telemetry,
+});
 const keyHash = await adminKeyHash(config);
 onSpill = (liteTopic, body) => {
   recordSpill(liteTopic, body);
@@ -52,4 +62,3 @@ export const app = config.SLUICE_ORIGIN_SECRET_ID
   ? requireOriginSecret(edgeApp, await secretField(config.SLUICE_ORIGIN_SECRET_ID, SECRET_FIELDS.origin.value))
   : edgeApp;
 export const handler = streamHandle(app);
-

@@ -27,7 +27,12 @@ const aggregate = startAggregate({
   policyHolder: parts.policyHolder,
   telemetry: () => telemetry?.telemetry,
 });
-telemetry = createPrometheusTelemetry({ clock: systemClock, log, policy: parts.policy, tenantLabel: aggregate.labels.label });
+telemetry = createPrometheusTelemetry({
+  clock: systemClock,
+  log,
+  policy: parts.policy,
+  tenantLabel: aggregate.labels.label,
+});
 const keyHash = await adminKeyHash(config);
 const stopTaking = new AbortController();
 const stopWaiting = new AbortController();
@@ -43,10 +48,13 @@ const app = createEdgeFromParts({
   stopTaking: stopTaking.signal,
   stopWaiting: stopWaiting.signal,
 });
-const server = serve({ fetch: app.fetch, hostname: config.SLUICE_EDGE_HOST, port: config.SLUICE_EDGE_PORT }, (info: AddressInfo) => {
-  log.info({ ...parts.describe, admin: keyHash !== undefined }, 'edge serving');
-  process.stdout.write(`listening http://${config.SLUICE_EDGE_HOST}:${info.port}\n`);
-});
+const server = serve(
+  { fetch: app.fetch, hostname: config.SLUICE_EDGE_HOST, port: config.SLUICE_EDGE_PORT },
+  (info: AddressInfo) => {
+    log.info({ ...parts.describe, admin: keyHash !== undefined }, 'edge serving');
+    process.stdout.write(`listening http://${config.SLUICE_EDGE_HOST}:${info.port}\n`);
+  },
+);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

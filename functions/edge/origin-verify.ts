@@ -16,7 +16,10 @@ export function requireOriginSecret(app: Hono, secret: string): Hono {
     const given = c.req.header(ORIGIN_VERIFY_HEADER);
     // Digests first: equal lengths for timingSafeEqual, and no early exit on a length mismatch.
     if (given === undefined || !timingSafeEqual(digest(given), expected)) {
-      return c.json(openAiError('Call this API through its CloudFront URL.', 'permission_error', 'origin_not_allowed'), 403);
+      return c.json(
+        openAiError('Call this API through its CloudFront URL.', 'permission_error', 'origin_not_allowed'),
+        403,
+      );
     }
     await next();
   });

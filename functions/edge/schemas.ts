@@ -68,7 +68,12 @@ const completions = z.looseObject({
 
 const embeddings = z.looseObject({
   model: z.string().min(1),
-  input: z.union([z.string(), z.array(z.string()).min(1).max(2048), tokenIds.max(2048), z.array(tokenIds).min(1).max(2048)]),
+  input: z.union([
+    z.string(),
+    z.array(z.string()).min(1).max(2048),
+    tokenIds.max(2048),
+    z.array(tokenIds).min(1).max(2048),
+  ]),
   encoding_format: z.enum(['float', 'base64']).optional(),
   dimensions: int.min(1).optional(),
   user: z.string().optional(),
@@ -99,7 +104,10 @@ export const bodies: Record<Operation, z.ZodType<RequestBody>> = {
 };
 
 /** What the document says besides the field shapes: streams only where a route has them, options only with a stream. */
-export function crossFieldIssue(operation: Operation, body: RequestBody): { param: string; message: string } | undefined {
+export function crossFieldIssue(
+  operation: Operation,
+  body: RequestBody,
+): { param: string; message: string } | undefined {
   if (operation === 'embeddings' && body.stream != null && body.stream !== false) {
     return { param: 'stream', message: 'embeddings are not streamed' };
   }

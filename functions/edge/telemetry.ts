@@ -9,6 +9,11 @@ import type { Logger } from '../../lib/telemetry/log.js';
 import { createEmfTelemetry, type EmfTelemetry } from '../dashboard/runtime.js';
 import { SLUICE_NAMESPACE } from '../runtime/contract.js';
 
-export function createEdgeTelemetry(options: { clock: Clock; log: Logger; policy: () => Policy; stage: string }): EmfTelemetry {
+export function createEdgeTelemetry(options: {
+  clock: Clock;
+  log: Logger;
+  policy: () => Policy;
+  stage: string;
+}): EmfTelemetry {
   return createEmfTelemetry({ ...options, namespace: SLUICE_NAMESPACE, gauges: false, serviceName: 'sluice-edge' });
 }

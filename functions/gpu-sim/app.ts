@@ -101,7 +101,15 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
   // Per-request controllers, aborted on close(). Not AbortSignal.any with a long-lived
   // "closing" signal: on Node 20 that retains every request's signal (nodejs/node#55351).
   const active = new Set<AbortController>();
-  const count = { served: 0, rejected429: 0, rejected503: 0, faults: 0, aborted: 0, promptTokens: 0, completionTokens: 0 };
+  const count = {
+    served: 0,
+    rejected429: 0,
+    rejected503: 0,
+    faults: 0,
+    aborted: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+  };
   let seq = 0;
 
   const stats = (): GpuSimStats => {
@@ -126,12 +134,17 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
     count.faults++;
     const overload = fault.status === 429 || fault.status === 503;
     if (overload) c.header('Retry-After', String(fault.retryAfterS ?? retryAfter()));
-    const type = fault.status === 429 ? 'rate_limit_error' : fault.status < 500 ? 'invalid_request_error' : 'server_error';
+    const type =
+      fault.status === 429 ? 'rate_limit_error' : fault.status < 500 ? 'invalid_request_error' : 'server_error';
     return c.json(errorBody(`Injected fault (${fault.status})`, type, 'injected_fault'), fault.status);
   };
 
   /** Model check, fault injection, then a slot: everything a request passes before the GPU. */
-  const admit = async (c: Context, model: string, priority: number | null | undefined): Promise<Admitted | Response> => {
+  const admit = async (
+    c: Context,
+    model: string,
+    priority: number | null | undefined,
+  ): Promise<Admitted | Response> => {
     if (!models.has(model)) return c.json(unknownModel(model), 404);
     if (priority && config.queuePolicy !== 'priority') {
       const message = `Got priority ${priority} but priority scheduling is not enabled.`;
@@ -197,7 +210,11 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
   const kvCapacity = config.kvCacheTokens ?? config.slots * config.maxOutputTokens * 2;
   let kvTokens = 0;
   const metrics = createVllmMetrics(
-    { running: () => pool.busy, waiting: () => pool.queueLength, kvCacheUsage: () => Math.min(1, kvTokens / kvCapacity) },
+    {
+      running: () => pool.busy,
+      waiting: () => pool.queueLength,
+      kvCacheUsage: () => Math.min(1, kvTokens / kvCapacity),
+    },
     config.models[0]!,
   );
   /** Holds the request's KV cache while it runs; the returned function frees it. */
@@ -282,8 +299,15 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
   );
   app.get('/stats', (c) => c.json(stats()));
   // What a vLLM server exposes for scraping: running and waiting sequences, KV-cache use, tokens.
-  app.get('/metrics', async (c) => c.text(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
-  const modelObject = (id: string) => ({ id, object: 'model', created: Math.floor(startedAt / 1000), owned_by: config.name });
+  app.get('/metrics', async (c) =>
+    c.text(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }),
+  );
+  const modelObject = (id: string) => ({
+    id,
+    object: 'model',
+    created: Math.floor(startedAt / 1000),
+    owned_by: config.name,
+  });
   app.get('/v1/models', (c) => c.json({ object: 'list', data: config.models.map(modelObject) }));
   app.get('/v1/models/:model{.+}', (c) => {
     const id = c.req.param('model');
@@ -351,7 +375,11 @@ export function createGpuSim(options: GpuSimOptions): GpuSim {
       object: 'list',
       data: inputs.map((input, index) => {
         const vector = embeddingVector(input.key, dims);
-        return { object: 'embedding', index, embedding: body.encoding_format === 'base64' ? base64Floats(vector) : vector };
+        return {
+          object: 'embedding',
+          index,
+          embedding: body.encoding_format === 'base64' ? base64Floats(vector) : vector,
+        };
       }),
       model: body.model,
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },

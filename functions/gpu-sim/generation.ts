@@ -9,7 +9,12 @@ export interface Plan {
 }
 
 /** What the model will say: decided up front from the prompt, so streaming and not agree. */
-export function plan(config: GpuSimConfig, promptKey: string, promptChars: number, maxTokens: number | null | undefined): Plan {
+export function plan(
+  config: GpuSimConfig,
+  promptKey: string,
+  promptChars: number,
+  maxTokens: number | null | undefined,
+): Plan {
   const natural = naturalLength(promptKey, config.minOutputTokens, config.maxOutputTokens);
   const cap = maxTokens ?? config.defaultMaxTokens;
   const count = Math.min(natural, cap);

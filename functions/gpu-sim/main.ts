@@ -55,7 +55,10 @@ function unbounded(flag: string | undefined): number | null | undefined {
 
 const options: GpuSimOptions = {
   clock: systemClock,
-  models: values.models?.split(',').map((m) => m.trim()).filter(Boolean),
+  models: values.models
+    ?.split(',')
+    .map((m) => m.trim())
+    .filter(Boolean),
   slots: num(values.slots),
   queueLimit: unbounded(values['queue-limit']),
   maxQueueWaitMs: unbounded(values['max-queue-wait-ms']),
@@ -74,7 +77,9 @@ const port = num(values.port ?? process.env.GPU_SIM_PORT) ?? 8788;
 
 const server = serve({ fetch: sim.app.fetch, port, hostname: values.host }, (info) => {
   const s = sim.stats();
-  console.log(`gpu-sim listening on http://${values.host}:${info.port} (${s.slots} slots, queue ${s.queueLimit ?? 'unbounded'})`);
+  console.log(
+    `gpu-sim listening on http://${values.host}:${info.port} (${s.slots} slots, queue ${s.queueLimit ?? 'unbounded'})`,
+  );
 });
 
 let stopping = false;

@@ -81,7 +81,10 @@ export function completionPrompt(body: CompletionBody): string {
   return prompt.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join('\n');
 }
 
-const inputItem = z.looseObject({ role: z.string().optional(), content: z.union([z.string(), z.array(contentPart)]).optional() });
+const inputItem = z.looseObject({
+  role: z.string().optional(),
+  content: z.union([z.string(), z.array(contentPart)]).optional(),
+});
 
 export const responsesBodySchema = z.looseObject({
   model: z.string(),
@@ -100,7 +103,8 @@ export function responsesPrompt(body: ResponsesBody): { key: string; chars: numb
   let chars = body.instructions?.length ?? 0;
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input ?? []);
   for (const item of items) {
-    const text = typeof item.content === 'string' ? item.content : (item.content ?? []).map((p) => p.text ?? '').join('');
+    const text =
+      typeof item.content === 'string' ? item.content : (item.content ?? []).map((p) => p.text ?? '').join('');
     chars += text.length;
     key += `${item.role ?? 'user'}\u0000${text}\u0001`;
   }

@@ -32,7 +32,13 @@ export interface Envelope {
 }
 
 export function chatFormat(e: Envelope): Format {
-  const head = { id: e.id, object: 'chat.completion.chunk', created: e.created, model: e.model, system_fingerprint: e.fingerprint };
+  const head = {
+    id: e.id,
+    object: 'chat.completion.chunk',
+    created: e.created,
+    model: e.model,
+    system_fingerprint: e.fingerprint,
+  };
   const chunk = (delta: object, finish: FinishReason | null) => ({
     ...head,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
@@ -46,7 +52,12 @@ export function chatFormat(e: Envelope): Format {
       model: e.model,
       system_fingerprint: e.fingerprint,
       choices: [
-        { index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: finish },
+        {
+          index: 0,
+          message: { role: 'assistant', content: text, refusal: null },
+          logprobs: null,
+          finish_reason: finish,
+        },
       ],
       usage,
     }),
@@ -59,14 +70,24 @@ export function chatFormat(e: Envelope): Format {
 }
 
 export function completionFormat(e: Envelope): Format {
-  const head = { id: e.id, object: 'text_completion', created: e.created, model: e.model, system_fingerprint: e.fingerprint };
+  const head = {
+    id: e.id,
+    object: 'text_completion',
+    created: e.created,
+    model: e.model,
+    system_fingerprint: e.fingerprint,
+  };
   const chunk = (text: string, finish: FinishReason | null) => ({
     ...head,
     choices: [{ index: 0, text, logprobs: null, finish_reason: finish }],
     ...(e.includeUsage ? { usage: null } : {}),
   });
   return {
-    full: (text, finish, usage) => ({ ...head, choices: [{ index: 0, text, logprobs: null, finish_reason: finish }], usage }),
+    full: (text, finish, usage) => ({
+      ...head,
+      choices: [{ index: 0, text, logprobs: null, finish_reason: finish }],
+      usage,
+    }),
     opening: () => [],
     token: (text) => chunk(text, null),
     closing: (finish) => [chunk('', finish)],

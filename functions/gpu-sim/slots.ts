@@ -14,8 +14,7 @@ export interface Lease {
 }
 
 export type Acquired =
-  | { ok: true; lease: Lease }
-  | { ok: false; reason: 'queue_full' | 'queue_timeout' | 'aborted' | 'closed' };
+  { ok: true; lease: Lease } | { ok: false; reason: 'queue_full' | 'queue_timeout' | 'aborted' | 'closed' };
 
 interface Waiter {
   enqueuedAt: number;
@@ -115,7 +114,10 @@ export class SlotPool {
         waiter.settle({ ok: false, reason });
       };
       const onAbort = () => leave('aborted');
-      const cancelTimer = this.maxQueueWaitMs === null ? () => {} : this.clock.setTimer(this.maxQueueWaitMs, () => leave('queue_timeout'));
+      const cancelTimer =
+        this.maxQueueWaitMs === null
+          ? () => {}
+          : this.clock.setTimer(this.maxQueueWaitMs, () => leave('queue_timeout'));
       signal?.addEventListener('abort', onAbort, { once: true });
       this.enqueue(waiter);
       this.peakQueue = Math.max(this.peakQueue, this.waiters.length);

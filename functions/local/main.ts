@@ -79,10 +79,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) process.exit(130);
     stopping = true;
-    console.log(`\nDraining: no new requests; queued ones are served for up to ${values['drain-ms']} ms (Ctrl-C again to force)...`);
+    console.log(
+      `\nDraining: no new requests; queued ones are served for up to ${values['drain-ms']} ms (Ctrl-C again to force)...`,
+    );
     sluice.close().then(
       (outcome) => {
-        console.log(`Stopped after ${outcome.elapsedMs} ms (${outcome.drained ? 'everything served' : 'drain time over; waiting clients answered 503'}).`);
+        console.log(
+          `Stopped after ${outcome.elapsedMs} ms (${outcome.drained ? 'everything served' : 'drain time over; waiting clients answered 503'}).`,
+        );
         process.exit(0);
       },
       (error) => {

@@ -92,9 +92,15 @@ export interface LocalSluice {
   close(): Promise<DrainOutcome>;
 }
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, host: string, port: number): Promise<{ server: ServerType; url: string }> {
+function listen(
+  fetch: (req: Request) => Response | Promise<Response>,
+  host: string,
+  port: number,
+): Promise<{ server: ServerType; url: string }> {
   return new Promise((resolve) => {
-    const server = serve({ fetch, hostname: host, port }, (info: AddressInfo) => resolve({ server, url: `http://${host}:${info.port}` }));
+    const server = serve({ fetch, hostname: host, port }, (info: AddressInfo) =>
+      resolve({ server, url: `http://${host}:${info.port}` }),
+    );
   });
 }
 
@@ -132,8 +138,10 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     SLUICE_ROCKETMQ_ENDPOINTS: options.rocketmq?.endpoints,
     SLUICE_ROCKETMQ_TOPIC: options.rocketmq?.parentTopic,
     SLUICE_ROCKETMQ_GROUP: options.rocketmq?.consumerGroup,
-    SLUICE_ROCKETMQ_LITETOPIC_SHARDS: options.rocketmq?.shards === undefined ? undefined : String(options.rocketmq.shards),
-    SLUICE_ROCKETMQ_RECEIVERS: options.rocketmq?.receivers === undefined ? undefined : String(options.rocketmq.receivers),
+    SLUICE_ROCKETMQ_LITETOPIC_SHARDS:
+      options.rocketmq?.shards === undefined ? undefined : String(options.rocketmq.shards),
+    SLUICE_ROCKETMQ_RECEIVERS:
+      options.rocketmq?.receivers === undefined ? undefined : String(options.rocketmq.receivers),
     // Releases leave a LiteTopic in order, but run side by side: one account's requests
     // must not wait for each other's generations (the pacer and the gate set the rate).
     SLUICE_INFLIGHT_PER_LITETOPIC: String(options.inFlightPerLiteTopic ?? 32),
@@ -143,7 +151,8 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
     role: 'edge',
     policySource: source,
     ...(options.store ? { store: options.store } : {}),
-    settleDeadLetter: (d) => settle(d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter')),
+    settleDeadLetter: (d) =>
+      settle(d).catch((error: unknown) => log.error({ err: String(error) }, 'could not settle a dead letter')),
   });
   const { queue } = parts;
   const policy = parts.policy;
@@ -204,7 +213,10 @@ export async function startLocalSluice(options: LocalSluiceOptions): Promise<Loc
         if (idle) await untilIdle(clock, idle, drain.overdue);
         await subscription.close();
       });
-      log.info(outcome, outcome.drained ? 'drained' : 'drain time over: work in flight handed back, waiting clients answered');
+      log.info(
+        outcome,
+        outcome.drained ? 'drained' : 'drain time over: work in flight handed back, waiting clients answered',
+      );
       stopWaiting.abort();
       await parts.close();
       await rawUpstream.close();

@@ -48,7 +48,8 @@ export function startAggregate(options: {
       const slots: Record<string, Record<string, number>> = {};
       const pace: Record<string, number> = {};
       for (const g of telemetry?.gauges() ?? []) {
-        if (g.name === 'gpu_slots_in_use' && g.value > 0) (slots[String(g.labels.model)] ??= {})[String(g.labels.tier)] = g.value;
+        if (g.name === 'gpu_slots_in_use' && g.value > 0)
+          (slots[String(g.labels.model)] ??= {})[String(g.labels.tier)] = g.value;
         if (g.name === 'pace_factor') pace[String(g.labels.model)] = g.value;
       }
       const alerts = (telemetry?.alerts.active() ?? [])
@@ -70,7 +71,14 @@ export function startAggregate(options: {
   let cancel: (() => void) | undefined;
   const relabel = () => {
     if (closed) return;
-    cancel = clock.setTimer(5_000, () => void labels.refresh().catch(() => undefined).finally(relabel));
+    cancel = clock.setTimer(
+      5_000,
+      () =>
+        void labels
+          .refresh()
+          .catch(() => undefined)
+          .finally(relabel),
+    );
   };
   sink.start();
   void labels.refresh().catch(() => undefined);

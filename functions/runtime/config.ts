@@ -31,7 +31,11 @@ const Config = z.object({
   /** A secret holding {"key"}: the bearer key of the admin API (/admin/v1); unset, the edge serves no admin API. */
   SLUICE_ADMIN_SECRET_ID: z.string().optional(),
   /** Request bodies larger than this are refused with 413. */
-  SLUICE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  SLUICE_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   /** Request bodies nested deeper than this are refused with 400, before any charge. */
   SLUICE_MAX_BODY_DEPTH: z.coerce.number().int().positive().default(64),
   /** Base URL clients reach the edge at, for `status_url` and `Location`; unset: relative paths. */
@@ -40,7 +44,11 @@ const Config = z.object({
    * On SIGTERM, how long in-flight work may run before it is handed back to the queue and the process exits.
    * The stacks set it a few seconds below the task's stop timeout, which can make it negative: then 0.
    */
-  SLUICE_DRAIN_MS: z.coerce.number().int().default(25_000).transform((ms) => Math.max(0, ms)),
+  SLUICE_DRAIN_MS: z.coerce
+    .number()
+    .int()
+    .default(25_000)
+    .transform((ms) => Math.max(0, ms)),
   /**
    * Edge: a sync or stream answer not started within this long starts and sends bytes a client ignores
    * (SSE comments, JSON whitespace) at this interval; the stacks set a fraction of CloudFront's origin read timeout.
@@ -58,11 +66,17 @@ const Config = z.object({
   /** Where a dispatcher serves Prometheus `GET /metrics`. */
   SLUICE_METRICS_PORT: z.coerce.number().int().nonnegative().default(9464),
   /** The queue, when set: a RocketMQ 5.5 proxy (gRPC host:port), else the in-process engine. */
-  SLUICE_ROCKETMQ_ENDPOINTS: z.string().regex(/^[^:]+:\d+$/, 'host:port').optional(),
+  SLUICE_ROCKETMQ_ENDPOINTS: z
+    .string()
+    .regex(/^[^:]+:\d+$/, 'host:port')
+    .optional(),
   SLUICE_ROCKETMQ_TOPIC: z.string().default('sluice-requests'),
   SLUICE_ROCKETMQ_GROUP: z.string().default('sluice-dispatchers'),
   /** TLS to the proxy: the internal NLB (the proxies refuse plaintext), or the public endpoint of brokerPublicTls. */
-  SLUICE_ROCKETMQ_TLS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  SLUICE_ROCKETMQ_TLS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   /**
    * PEM of the only CA the RocketMQ client trusts (the proxies' deploy-time CA, an ECS secret); unset: the
    * platform's trust store (the public endpoint's ACM certificate).
@@ -108,11 +122,15 @@ export type Config = z.infer<typeof Config>;
 export function readConfig(env: Record<string, string | undefined>): Config {
   const parsed = Config.safeParse(env);
   if (!parsed.success) {
-    throw new Error(`invalid configuration:\n  ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n  ')}`);
+    throw new Error(
+      `invalid configuration:\n  ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n  ')}`,
+    );
   }
   return parsed.data;
 }
 
 /** Every variable the runtime reads: the names the stacks may set (functions/runtime/contract.ts). */
-export const CONFIG_NAMES: readonly (keyof z.input<typeof Config>)[] = Object.keys(Config.shape) as (keyof z.input<typeof Config>)[];
+export const CONFIG_NAMES: readonly (keyof z.input<typeof Config>)[] = Object.keys(Config.shape) as (keyof z.input<
+  typeof Config
+>)[];
 export type ConfigName = keyof z.input<typeof Config>;

@@ -28,7 +28,10 @@ export function withLastGoodPolicy(source: PolicySource, keeper: PolicyKeeper, k
         const kept = await keeper.get(key).catch(() => null);
         const message = err instanceof Error ? err.message : String(err);
         if (kept === null) throw err;
-        log.error({ event: 'alert', alert: 'policy-invalid', source: source.name, err: message.slice(0, 500) }, 'alert: the policy source holds an invalid policy; using the last good one from the store');
+        log.error(
+          { event: 'alert', alert: 'policy-invalid', source: source.name, err: message.slice(0, 500) },
+          'alert: the policy source holds an invalid policy; using the last good one from the store',
+        );
         return JSON.parse(kept) as unknown;
       }
       const text = JSON.stringify(doc);
@@ -45,7 +48,10 @@ export function withLastGoodPolicy(source: PolicySource, keeper: PolicyKeeper, k
 }
 
 /** The keeper over an Upstash client that returns raw strings (automaticDeserialization off). */
-export function upstashKeeper(redis: { get(key: string): Promise<unknown>; set(key: string, value: string): Promise<unknown> }): PolicyKeeper {
+export function upstashKeeper(redis: {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: string): Promise<unknown>;
+}): PolicyKeeper {
   return {
     get: async (key) => {
       const v = await redis.get(key);

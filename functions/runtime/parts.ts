@@ -67,13 +67,17 @@ async function upstashClient(config: Config): Promise<UpstashRedis | undefined> 
   let url = config.UPSTASH_REDIS_REST_URL;
   let token = config.UPSTASH_REDIS_REST_TOKEN;
   if ((!url || !token) && config.SLUICE_UPSTASH_SECRET_ID) {
-    const secret = (await getSecret(config.SLUICE_UPSTASH_SECRET_ID, { transform: 'json', maxAge: 300 })) as { url?: string; token?: string } | undefined;
+    const secret = (await getSecret(config.SLUICE_UPSTASH_SECRET_ID, { transform: 'json', maxAge: 300 })) as
+      { url?: string; token?: string } | undefined;
     url = secret?.url;
     token = secret?.token;
-    if (!url || !token) throw new Error(`secret ${config.SLUICE_UPSTASH_SECRET_ID} must hold JSON {"url": ..., "token": ...}`);
+    if (!url || !token)
+      throw new Error(`secret ${config.SLUICE_UPSTASH_SECRET_ID} must hold JSON {"url": ..., "token": ...}`);
   }
   // One retry: the guarded store's timeout already bounds a call, and background retries would outlive it.
-  return url && token ? new UpstashRedis({ url, token, automaticDeserialization: false, retry: { retries: 1 } }) : undefined;
+  return url && token
+    ? new UpstashRedis({ url, token, automaticDeserialization: false, retry: { retries: 1 } })
+    : undefined;
 }
 
 /**
@@ -82,10 +86,19 @@ async function upstashClient(config: Config): Promise<UpstashRedis | undefined> 
  * has a spillover queue but no broker endpoint (the default AWS layout: the edge
  * stays outside the VPC) sends everything through the spillover.
  */
-async function createQueue(config: Config, clock: Clock, log: Logger, options: PartsOptions, deadLetters: (d: DeadLetter) => Promise<void>) {
+async function createQueue(
+  config: Config,
+  clock: Clock,
+  log: Logger,
+  options: PartsOptions,
+  deadLetters: (d: DeadLetter) => Promise<void>,
+) {
   const { role = 'edge', onSpill } = options;
   const spilloverAt = (queueUrl: string, sqs: SQSClient) => new Spillover({ sqs, queueUrl, onSpill });
-  const sqs = config.SLUICE_SPILLOVER_QUEUE_URL || config.SLUICE_DLQ_URL ? new SQSClient({ region: config.AWS_REGION, endpoint: config.SLUICE_SQS_ENDPOINT }) : undefined;
+  const sqs =
+    config.SLUICE_SPILLOVER_QUEUE_URL || config.SLUICE_DLQ_URL
+      ? new SQSClient({ region: config.AWS_REGION, endpoint: config.SLUICE_SQS_ENDPOINT })
+      : undefined;
   const closers: Array<() => Promise<void>> = [];
   let queue: LiteQueue;
   let describe: string;
@@ -115,7 +128,8 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
       const spillover = spilloverAt(config.SLUICE_SPILLOVER_QUEUE_URL, sqs);
       queue = new SpillingLiteQueue(broker, spillover, {
         clock,
-        onSpill: (liteTopic, cause) => log.warn({ liteTopic, err: cause.message }, 'broker unavailable: envelope spilled to SQS'),
+        onSpill: (liteTopic, cause) =>
+          log.warn({ liteTopic, err: cause.message }, 'broker unavailable: envelope spilled to SQS'),
       });
       describe += ' + sqs spillover';
       if (role === 'dispatcher') {
@@ -127,7 +141,8 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
           onUndeliverable: deadLetters,
           onError: (err) => log.warn({ err: String(err) }, 'redrive failed; retrying'),
           // The id, so a request can be followed from the edge's spill to the broker.
-          onRedriven: (liteTopic, body) => log.info({ id: envelopeIdOf(body), liteTopic }, 'redriven from the spillover into the broker'),
+          onRedriven: (liteTopic, body) =>
+            log.info({ id: envelopeIdOf(body), liteTopic }, 'redriven from the spillover into the broker'),
         });
         redrive.start();
         closers.push(() => redrive.stop());
@@ -138,7 +153,11 @@ async function createQueue(config: Config, clock: Clock, log: Logger, options: P
     queue = new SpillOnlyQueue(spilloverAt(config.SLUICE_SPILLOVER_QUEUE_URL, sqs));
     describe = 'sqs spillover only (dispatchers redrive into the broker)';
   } else {
-    const embedded = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: config.SLUICE_INFLIGHT_PER_LITETOPIC, onDeadLetter: (d) => void deadLetters(d) });
+    const embedded = new EmbeddedLiteQueue({
+      clock,
+      maxInFlightPerTopic: config.SLUICE_INFLIGHT_PER_LITETOPIC,
+      onDeadLetter: (d) => void deadLetters(d),
+    });
     queue = embedded;
     describe = 'embedded';
     return { queue, describe, sqs, closers, depth: (liteTopic: string) => embedded.depth(liteTopic) };
@@ -183,13 +202,23 @@ export interface PartsOptions {
   readonly rocketmqProbe?: ReceiveProbe;
 }
 
-export async function createParts(config: Config, clock: Clock, log: Logger, options: PartsOptions = {}): Promise<Parts> {
+export async function createParts(
+  config: Config,
+  clock: Clock,
+  log: Logger,
+  options: PartsOptions = {},
+): Promise<Parts> {
   const { settleDeadLetter } = options;
   const upstash = options.store ? undefined : await upstashClient(config);
   const source =
     options.policySource ??
     (upstash && config.SLUICE_POLICY_SSM_PATH
-      ? withLastGoodPolicy(policySource(config), upstashKeeper(upstash), `sluice:${config.SLUICE_STAGE}:policy:last-good`, log)
+      ? withLastGoodPolicy(
+          policySource(config),
+          upstashKeeper(upstash),
+          `sluice:${config.SLUICE_STAGE}:policy:last-good`,
+          log,
+        )
       : policySource(config));
   const holder = await createPolicyHolder({
     source,
@@ -227,8 +256,14 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
   const store = options.store
     ? options.store
     : shared
-    ? createGuardedStore({ primary: shared, clock, mode: config.SLUICE_STORE_FAILURE_MODE, timeoutMs: config.SLUICE_STORE_TIMEOUT_MS, log })
-    : createEmbeddedStore(clock);
+      ? createGuardedStore({
+          primary: shared,
+          clock,
+          mode: config.SLUICE_STORE_FAILURE_MODE,
+          timeoutMs: config.SLUICE_STORE_TIMEOUT_MS,
+          log,
+        })
+      : createEmbeddedStore(clock);
 
   // Dead letters: the engine's own (handler crashed on every attempt) are settled by the
   // dispatcher's entry point; this sink is where their envelopes and reasons end up.
@@ -239,7 +274,8 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
     else await sqsDeadLetters?.put(d);
   };
   const built = await createQueue(config, clock, log, options, (d) => engineDeadLetters(d));
-  if (config.SLUICE_DLQ_URL && built.sqs) sqsDeadLetters = new SqsDeadLetterQueue({ sqs: built.sqs, queueUrl: config.SLUICE_DLQ_URL });
+  if (config.SLUICE_DLQ_URL && built.sqs)
+    sqsDeadLetters = new SqsDeadLetterQueue({ sqs: built.sqs, queueUrl: config.SLUICE_DLQ_URL });
   const queue = built.queue;
   const stopFirst = built.closers;
   describe.queue = built.describe;
@@ -247,7 +283,10 @@ export async function createParts(config: Config, clock: Clock, log: Logger, opt
   const deadLetters: DeadLetterSink = {
     async put(envelope, reason) {
       log.warn({ id: envelope.id, liteTopic: envelope.liteTopic, reason }, 'request failed for good');
-      await sqsDeadLetters?.put({ message: { messageId: envelope.id, liteTopic: envelope.liteTopic, body: encodeEnvelope(envelope), attempt: 0 }, reason });
+      await sqsDeadLetters?.put({
+        message: { messageId: envelope.id, liteTopic: envelope.liteTopic, body: encodeEnvelope(envelope), attempt: 0 },
+        reason,
+      });
     },
   };
 

@@ -30,10 +30,14 @@ type AccessConfig = Pick<
  * loads it at start), and reads the file when the first TLS channel opens, after this. RocketMQ is the
  * process's only gRPC peer, so no other channel loses its roots.
  */
-export function trustOnlyForGrpc(config: Pick<Config, 'SLUICE_ROCKETMQ_CA_CERT' | 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH'>): void {
+export function trustOnlyForGrpc(
+  config: Pick<Config, 'SLUICE_ROCKETMQ_CA_CERT' | 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH'>,
+): void {
   if (!config.SLUICE_ROCKETMQ_CA_CERT) return;
   if (!config.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH) {
-    throw new Error('SLUICE_ROCKETMQ_CA_CERT needs GRPC_DEFAULT_SSL_ROOTS_FILE_PATH in the process environment from its start');
+    throw new Error(
+      'SLUICE_ROCKETMQ_CA_CERT needs GRPC_DEFAULT_SSL_ROOTS_FILE_PATH in the process environment from its start',
+    );
   }
   writeFileSync(config.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, config.SLUICE_ROCKETMQ_CA_CERT, { mode: 0o600 });
 }
@@ -61,5 +65,8 @@ export async function rocketmqAccess(
     throw new Error('SLUICE_ROCKETMQ_CA_CERT is the CA of a TLS endpoint: set SLUICE_ROCKETMQ_TLS=true too');
   }
   if (!config.SLUICE_ROCKETMQ_TLS && !accessKey) return undefined;
-  return { sslEnabled: config.SLUICE_ROCKETMQ_TLS, ...(accessKey && accessSecret ? { credentials: { accessKey, accessSecret } } : {}) };
+  return {
+    sslEnabled: config.SLUICE_ROCKETMQ_TLS,
+    ...(accessKey && accessSecret ? { credentials: { accessKey, accessSecret } } : {}),
+  };
 }

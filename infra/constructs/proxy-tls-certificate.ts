@@ -44,15 +44,21 @@ export class ProxyTlsCertificate extends Construct {
       secretName: `sluice/${props.stage}/rocketmq/proxy-ca`,
       description: `Sluice ${props.stage}: CA certificate the RocketMQ clients trust for the proxies (issued at deploy)`,
     });
-    const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.handlerRole = new iam.Role(this, 'HandlerRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Issues the RocketMQ proxies\' TLS certificate into its two secrets',
+      description: "Issues the RocketMQ proxies' TLS certificate into its two secrets",
     });
     logGroup.grantWrite(this.handlerRole);
     // Writes only: the handler never reads a secret.
     this.handlerRole.addToPolicy(
-      new iam.PolicyStatement({ actions: ['secretsmanager:PutSecretValue'], resources: [this.serverSecret.secretArn, this.caSecret.secretArn] }),
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:PutSecretValue'],
+        resources: [this.serverSecret.secretArn, this.caSecret.secretArn],
+      }),
     );
     const handler = new lambda.Function(this, 'Handler', {
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -62,7 +68,7 @@ export class ProxyTlsCertificate extends Construct {
       role: this.handlerRole,
       logGroup,
       timeout: Duration.minutes(1),
-      description: 'Issues the RocketMQ proxies\' TLS certificate (a throwaway CA) into Secrets Manager',
+      description: "Issues the RocketMQ proxies' TLS certificate (a throwaway CA) into Secrets Manager",
     });
     this.resource = new CustomResource(this, 'Resource', {
       serviceToken: handler.functionArn,

@@ -57,7 +57,11 @@ function time(d) {
 const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
 const name = (cn) => seq(set(seq(oid('2.5.4.3'), utf8(cn))));
 const ext = (id, critical, value) => seq(oid(id), ...(critical ? [bool(true)] : []), octets(value));
-const keyId = (key) => crypto.createHash('sha1').update(key.export({ type: 'spki', format: 'der' })).digest();
+const keyId = (key) =>
+  crypto
+    .createHash('sha1')
+    .update(key.export({ type: 'spki', format: 'der' }))
+    .digest();
 
 function certificate({ subject, issuer, publicKey, signingKey, issuerKey, extensions, notBefore, notAfter }) {
   const tbs = seq(
@@ -68,15 +72,21 @@ function certificate({ subject, issuer, publicKey, signingKey, issuerKey, extens
     seq(time(notBefore), time(notAfter)),
     name(subject),
     publicKey.export({ type: 'spki', format: 'der' }),
-    explicit(3, seq(
-      ext('2.5.29.14', false, octets(keyId(publicKey))),
-      ext('2.5.29.35', false, seq(tlv(0x80, keyId(issuerKey)))),
-      ...extensions,
-    )),
+    explicit(
+      3,
+      seq(
+        ext('2.5.29.14', false, octets(keyId(publicKey))),
+        ext('2.5.29.35', false, seq(tlv(0x80, keyId(issuerKey)))),
+        ...extensions,
+      ),
+    ),
   );
   const signature = crypto.sign('sha256', tbs, signingKey);
   const der = seq(tbs, ECDSA_SHA256, bits(signature));
-  return `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g).join('\n')}\n-----END CERTIFICATE-----\n`;
+  return `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)
+    .join('\n')}\n-----END CERTIFICATE-----\n`;
 }
 
 /** A CA and a server certificate for `dnsName`, valid `days` from an hour ago; the CA's key is not returned. */
@@ -87,12 +97,27 @@ function issue(dnsName, days, now = new Date()) {
   const server = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const caName = `sluice proxy CA ${crypto.randomBytes(6).toString('hex')}`;
   const caCert = certificate({
-    subject: caName, issuer: caName, publicKey: ca.publicKey, signingKey: ca.privateKey, issuerKey: ca.publicKey, notBefore, notAfter,
+    subject: caName,
+    issuer: caName,
+    publicKey: ca.publicKey,
+    signingKey: ca.privateKey,
+    issuerKey: ca.publicKey,
+    notBefore,
+    notAfter,
     // pathLen 0: it signs end-entity certificates only.
-    extensions: [ext('2.5.29.19', true, seq(bool(true), integer(Buffer.from([0])))), ext('2.5.29.15', true, bits(Buffer.from([0x06])))],
+    extensions: [
+      ext('2.5.29.19', true, seq(bool(true), integer(Buffer.from([0])))),
+      ext('2.5.29.15', true, bits(Buffer.from([0x06]))),
+    ],
   });
   const serverCert = certificate({
-    subject: dnsName, issuer: caName, publicKey: server.publicKey, signingKey: ca.privateKey, issuerKey: ca.publicKey, notBefore, notAfter,
+    subject: dnsName,
+    issuer: caName,
+    publicKey: server.publicKey,
+    signingKey: ca.privateKey,
+    issuerKey: ca.publicKey,
+    notBefore,
+    notAfter,
     extensions: [
       ext('2.5.29.19', true, seq()),
       ext('2.5.29.15', true, bits(Buffer.from([0x80]))),
@@ -107,13 +132,25 @@ function issue(dnsName, days, now = new Date()) {
 
 function respond(event, status, reason, physicalId) {
   const body = JSON.stringify({
-    Status: status, Reason: String(reason).slice(0, 3000), PhysicalResourceId: physicalId,
-    StackId: event.StackId, RequestId: event.RequestId, LogicalResourceId: event.LogicalResourceId, Data: {},
+    Status: status,
+    Reason: String(reason).slice(0, 3000),
+    PhysicalResourceId: physicalId,
+    StackId: event.StackId,
+    RequestId: event.RequestId,
+    LogicalResourceId: event.LogicalResourceId,
+    Data: {},
   });
   const url = new URL(event.ResponseURL);
   const request = url.protocol === 'https:' ? https.request : require('node:http').request;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', headers: { 'content-type': '', 'content-length': Buffer.byteLength(body) } }, (res) => { res.resume(); res.on('end', resolve); });
+    const req = request(
+      url,
+      { method: 'PUT', headers: { 'content-type': '', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', resolve);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -124,15 +161,28 @@ exports.handler = async (event) => {
   const p = event.ResourceProperties;
   const physicalId = `proxy-tls-${p.DnsName}`;
   try {
-    if (event.RequestType === 'Delete') return await respond(event, 'SUCCESS', 'the secrets are their own resources', event.PhysicalResourceId);
+    if (event.RequestType === 'Delete')
+      return await respond(event, 'SUCCESS', 'the secrets are their own resources', event.PhysicalResourceId);
     const { SecretsManagerClient, PutSecretValueCommand } = require('@aws-sdk/client-secrets-manager');
     const sm = new SecretsManagerClient({});
     const { caCert, serverCert, key } = issue(p.DnsName, Number(p.ValidityDays));
-    await sm.send(new PutSecretValueCommand({ SecretId: p.ServerSecretId, SecretString: JSON.stringify({ [p.CertField]: serverCert, [p.KeyField]: key }) }));
-    await sm.send(new PutSecretValueCommand({ SecretId: p.CaSecretId, SecretString: JSON.stringify({ [p.CaField]: caCert }) }));
+    await sm.send(
+      new PutSecretValueCommand({
+        SecretId: p.ServerSecretId,
+        SecretString: JSON.stringify({ [p.CertField]: serverCert, [p.KeyField]: key }),
+      }),
+    );
+    await sm.send(
+      new PutSecretValueCommand({ SecretId: p.CaSecretId, SecretString: JSON.stringify({ [p.CaField]: caCert }) }),
+    );
     await respond(event, 'SUCCESS', `issued for ${p.DnsName}`, physicalId);
   } catch (err) {
     console.error(err);
-    await respond(event, 'FAILED', err && err.message ? err.message : String(err), event.PhysicalResourceId || physicalId);
+    await respond(
+      event,
+      'FAILED',
+      err && err.message ? err.message : String(err),
+      event.PhysicalResourceId || physicalId,
+    );
   }
 };

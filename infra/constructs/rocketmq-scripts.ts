@@ -23,7 +23,10 @@ export function namesrvScript(): string {
 
 /** The broker task: the one broker.conf (infra/rocketmq/broker-conf.ts) with ACL 2.0, its super user from env RMQ_USER / RMQ_PASSWORD. */
 export function brokerScript(o: BrokerScriptOptions): string {
-  const conf = brokerConf({ listenPort: ROCKETMQ.brokerPort, namesrvAddr: o.namesrvAddr, storeDir: o.storeDir }, ENV_CREDENTIALS);
+  const conf = brokerConf(
+    { listenPort: ROCKETMQ.brokerPort, namesrvAddr: o.namesrvAddr, storeDir: o.storeDir },
+    ENV_CREDENTIALS,
+  );
   return [
     'set -e',
     `mkdir -p ${o.storeDir}/commitlog`,
@@ -90,7 +93,9 @@ export function initScript(namesrvAddr: string, liteTopicTtlMinutes: number, rol
     return [
       // createUser refuses an existing user; updateUser then sets the password the secret holds now.
       `${admin} createUser ${n} -u ${u} -p ${p} -t Normal || ${admin} updateUser ${n} -u ${u} -p ${p}`,
-      ...r.acls.map((a) => `${admin} createAcl ${n} -s "User:$${r.env.user}" -r ${a.resources} -a ${a.actions} -d Allow`),
+      ...r.acls.map(
+        (a) => `${admin} createAcl ${n} -s "User:$${r.env.user}" -r ${a.resources} -a ${a.actions} -d Allow`,
+      ),
       `${admin} listAcl ${n} -s "User:$${r.env.user}" | grep -q '${r.acls[0]!.resources}'`,
     ];
   });

@@ -84,7 +84,10 @@ export class RunTaskToCompletion extends Construct {
   constructor(scope: Construct, id: string, props: RunTaskToCompletionProps) {
     super(scope, id);
     if (props.timeout.toSeconds() > 14 * 60) throw new Error('RunTaskToCompletion: timeout above 14 minutes');
-    const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.handlerRole = new iam.Role(this, 'HandlerRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: 'Runs the one-off task of a custom resource and waits for it',
@@ -101,7 +104,9 @@ export class RunTaskToCompletion extends Construct {
     this.handlerRole.addToPolicy(
       new iam.PolicyStatement({
         actions: ['ecs:DescribeTasks'],
-        resources: [stack.formatArn({ service: 'ecs', resource: 'task', resourceName: `${props.cluster.clusterName}/*` })],
+        resources: [
+          stack.formatArn({ service: 'ecs', resource: 'task', resourceName: `${props.cluster.clusterName}/*` }),
+        ],
       }),
     );
     this.handlerRole.addToPolicy(

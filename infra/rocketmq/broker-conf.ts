@@ -18,7 +18,14 @@ export interface BrokerPlace {
 }
 
 /** Keys that say where a broker runs: the rehearsal replaces them with its own. */
-export const PLACE_KEYS = ['listenPort', 'namesrvAddr', 'storePathRootDir', 'storePathCommitLog', 'brokerIP1', 'bindAddress'] as const;
+export const PLACE_KEYS = [
+  'listenPort',
+  'namesrvAddr',
+  'storePathRootDir',
+  'storePathCommitLog',
+  'brokerIP1',
+  'bindAddress',
+] as const;
 
 export type Props = Record<string, string | number | boolean>;
 
@@ -63,7 +70,8 @@ export function brokerAclSettings(user: string, password: string): Props {
   return {
     authenticationEnabled: true,
     authenticationProvider: AUTHN,
-    authenticationMetadataProvider: 'org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider',
+    authenticationMetadataProvider:
+      'org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider',
     authorizationEnabled: true,
     authorizationProvider: AUTHZ,
     authorizationMetadataProvider: 'org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider',

@@ -131,9 +131,25 @@ export class BrokerStack extends Stack {
           passwordLength: 32,
         },
       });
-    this.credentials = userSecret('Credentials', 'admin', 'sluice', 'super user of the RocketMQ processes and the init task');
-    this.dispatcherCredentials = userSecret('DispatcherCredentials', 'dispatchers', ROCKETMQ_ROLES.dispatchers.username, 'consumes the group');
-    if (props.publicTls) this.edgeCredentials = userSecret('EdgeCredentials', 'edge', ROCKETMQ_ROLES.edge.username, 'sends to the parent topic');
+    this.credentials = userSecret(
+      'Credentials',
+      'admin',
+      'sluice',
+      'super user of the RocketMQ processes and the init task',
+    );
+    this.dispatcherCredentials = userSecret(
+      'DispatcherCredentials',
+      'dispatchers',
+      ROCKETMQ_ROLES.dispatchers.username,
+      'consumes the group',
+    );
+    if (props.publicTls)
+      this.edgeCredentials = userSecret(
+        'EdgeCredentials',
+        'edge',
+        ROCKETMQ_ROLES.edge.username,
+        'sends to the parent topic',
+      );
     const authSecrets: Record<string, ecs.Secret> = {
       RMQ_USER: ecs.Secret.fromSecretsManager(this.credentials, SECRET_FIELDS.rocketmq.username),
       RMQ_PASSWORD: ecs.Secret.fromSecretsManager(this.credentials, SECRET_FIELDS.rocketmq.password),
@@ -141,7 +157,10 @@ export class BrokerStack extends Stack {
     // The init task creates the role users with their passwords from their secrets.
     const roleSecrets: Record<string, ecs.Secret> = {};
     const roles: RocketMQRole[] = [ROCKETMQ_ROLES.dispatchers];
-    for (const [role, secret] of [[ROCKETMQ_ROLES.dispatchers, this.dispatcherCredentials], ...(this.edgeCredentials ? [[ROCKETMQ_ROLES.edge, this.edgeCredentials] as const] : [])] as const) {
+    for (const [role, secret] of [
+      [ROCKETMQ_ROLES.dispatchers, this.dispatcherCredentials],
+      ...(this.edgeCredentials ? [[ROCKETMQ_ROLES.edge, this.edgeCredentials] as const] : []),
+    ] as const) {
       roleSecrets[role.env.user] = ecs.Secret.fromSecretsManager(secret, SECRET_FIELDS.rocketmq.username);
       roleSecrets[role.env.password] = ecs.Secret.fromSecretsManager(secret, SECRET_FIELDS.rocketmq.password);
     }
@@ -155,13 +174,18 @@ export class BrokerStack extends Stack {
       const td = new ecs.FargateTaskDefinition(this, `${name}-task`, {
         cpu: props.namesrvCpu,
         memoryLimitMiB: props.namesrvMemoryMiB,
-        runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+        runtimePlatform: {
+          cpuArchitecture: ecs.CpuArchitecture.X86_64,
+          operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+        },
       });
       td.addContainer('namesrv', {
         image,
         entryPoint: ['sh', '-c'],
         command: [namesrvScript()],
-        environment: { JAVA_OPT_EXT: `-Xms${Math.floor(props.namesrvMemoryMiB / 2)}m -Xmx${Math.floor(props.namesrvMemoryMiB / 2)}m` },
+        environment: {
+          JAVA_OPT_EXT: `-Xms${Math.floor(props.namesrvMemoryMiB / 2)}m -Xmx${Math.floor(props.namesrvMemoryMiB / 2)}m`,
+        },
         portMappings: [{ containerPort: ROCKETMQ.namesrvPort }],
         healthCheck: tcpHealthCheck(ROCKETMQ.namesrvPort),
         logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: name }),
@@ -190,7 +214,11 @@ export class BrokerStack extends Stack {
     }
 
     // --- broker: one master whose store lives on EFS.
-    const fsSg = new ec2.SecurityGroup(this, 'StoreSg', { vpc, description: 'RocketMQ broker store (EFS)', allowAllOutbound: false });
+    const fsSg = new ec2.SecurityGroup(this, 'StoreSg', {
+      vpc,
+      description: 'RocketMQ broker store (EFS)',
+      allowAllOutbound: false,
+    });
     fsSg.addIngressRule(sg, ec2.Port.tcp(2049), 'NFS from the broker task');
     const fileSystem = new efs.FileSystem(this, 'Store', {
       vpc,
@@ -210,7 +238,10 @@ export class BrokerStack extends Stack {
     const brokerTd = new ecs.FargateTaskDefinition(this, 'broker-task', {
       cpu: props.brokerCpu,
       memoryLimitMiB: props.brokerMemoryMiB,
-      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.X86_64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
       volumes: [
         {
           name: 'store',
@@ -242,7 +273,12 @@ export class BrokerStack extends Stack {
       desiredCount: 1,
       vpcSubnets: privateSubnets,
       securityGroups: [sg],
-      cloudMapOptions: { cloudMapNamespace: namespace, name: 'broker', dnsRecordType: servicediscovery.DnsRecordType.A, dnsTtl: Duration.seconds(10) },
+      cloudMapOptions: {
+        cloudMapNamespace: namespace,
+        name: 'broker',
+        dnsRecordType: servicediscovery.DnsRecordType.A,
+        dnsTtl: Duration.seconds(10),
+      },
       // One writer per store: stop the old broker before starting the new one.
       minHealthyPercent: 0,
       maxHealthyPercent: 100,
@@ -258,19 +294,28 @@ export class BrokerStack extends Stack {
       crossZoneEnabled: true,
       securityGroups: [nlbSg],
     });
-    const tlsCert = new ProxyTlsCertificate(this, 'ProxyTls', { stage, dnsName: this.loadBalancer.loadBalancerDnsName, validityDays: 3650 });
+    const tlsCert = new ProxyTlsCertificate(this, 'ProxyTls', {
+      stage,
+      dnsName: this.loadBalancer.loadBalancerDnsName,
+      validityDays: 3650,
+    });
     this.proxyCaSecret = tlsCert.caSecret;
     this.proxyTlsSecret = tlsCert.serverSecret;
     const proxyTd = new ecs.FargateTaskDefinition(this, 'proxy-task', {
       cpu: props.proxyCpu,
       memoryLimitMiB: props.proxyMemoryMiB,
-      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.X86_64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
     });
     proxyTd.addContainer('proxy', {
       image,
       entryPoint: ['sh', '-c'],
       command: [proxyScript(namesrvAddr)],
-      environment: { JAVA_OPT_EXT: `-Xms${Math.floor(props.proxyMemoryMiB / 2)}m -Xmx${Math.floor(props.proxyMemoryMiB / 2)}m ${PROXY_TLS.jvmOptions}` },
+      environment: {
+        JAVA_OPT_EXT: `-Xms${Math.floor(props.proxyMemoryMiB / 2)}m -Xmx${Math.floor(props.proxyMemoryMiB / 2)}m ${PROXY_TLS.jvmOptions}`,
+      },
       secrets: {
         ...authSecrets,
         [PROXY_TLS.env.cert]: ecs.Secret.fromSecretsManager(tlsCert.serverSecret, SECRET_FIELDS.proxyTls.cert),
@@ -299,7 +344,12 @@ export class BrokerStack extends Stack {
       port: ROCKETMQ.grpcPort,
       protocol: elbv2.Protocol.TCP,
       targets: [this.proxyService.loadBalancerTarget({ containerName: 'proxy', containerPort: ROCKETMQ.grpcPort })],
-      healthCheck: { protocol: elbv2.Protocol.TCP, interval: Duration.seconds(10), healthyThresholdCount: 2, unhealthyThresholdCount: 2 },
+      healthCheck: {
+        protocol: elbv2.Protocol.TCP,
+        interval: Duration.seconds(10),
+        healthyThresholdCount: 2,
+        unhealthyThresholdCount: 2,
+      },
       deregistrationDelay: Duration.seconds(30),
     });
     this.endpoint = `${this.loadBalancer.loadBalancerDnsName}:${ROCKETMQ.grpcPort}`;
@@ -356,7 +406,10 @@ export class BrokerStack extends Stack {
     const initTd = new ecs.FargateTaskDefinition(this, 'init-task', {
       cpu: 512,
       memoryLimitMiB: 1024,
-      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.X86_64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
     });
     const script = initScript(namesrvAddr, props.liteTopicTtlMinutes, roles);
     initTd.addContainer('mqadmin', {
@@ -381,9 +434,14 @@ export class BrokerStack extends Stack {
     });
     init.node.addDependency(this.brokerService, this.proxyService);
     this.initFunctionRole = init.handlerRole;
-    this.taskDefinitions.push(...this.node.children.filter((c): c is ecs.FargateTaskDefinition => c instanceof ecs.FargateTaskDefinition));
+    this.taskDefinitions.push(
+      ...this.node.children.filter((c): c is ecs.FargateTaskDefinition => c instanceof ecs.FargateTaskDefinition),
+    );
 
-    new CfnOutput(this, 'ProxyEndpoint', { value: this.endpoint, description: 'RocketMQ proxy gRPC endpoint (internal)' });
+    new CfnOutput(this, 'ProxyEndpoint', {
+      value: this.endpoint,
+      description: 'RocketMQ proxy gRPC endpoint (internal)',
+    });
     new CfnOutput(this, 'NamesrvAddr', { value: namesrvAddr });
   }
 
@@ -393,7 +451,12 @@ export class BrokerStack extends Stack {
    * a dependency cycle).
    */
   allowProxyClient(client: ProxyClient): void {
-    this.proxyNlbSecurityGroup.addIngressRule(client.securityGroup, ec2.Port.tcp(ROCKETMQ.grpcPort), `proxy gRPC (TLS) from ${client.description}`, true);
+    this.proxyNlbSecurityGroup.addIngressRule(
+      client.securityGroup,
+      ec2.Port.tcp(ROCKETMQ.grpcPort),
+      `proxy gRPC (TLS) from ${client.description}`,
+      true,
+    );
   }
 }
 

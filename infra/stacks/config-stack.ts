@@ -55,7 +55,12 @@ export class ConfigStack extends Stack {
   /** ARN pattern of every parameter under the stage path (for IAM, in the grantee's stack). */
   static parameterArn(scope: Construct, parameterPath: string): string {
     return Arn.format(
-      { service: 'ssm', resource: 'parameter', resourceName: `${parameterPath.replace(/^\//, '')}/*`, arnFormat: ArnFormat.SLASH_RESOURCE_NAME },
+      {
+        service: 'ssm',
+        resource: 'parameter',
+        resourceName: `${parameterPath.replace(/^\//, '')}/*`,
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      },
       Stack.of(scope),
     );
   }
@@ -69,13 +74,25 @@ export class ConfigStack extends Stack {
       resourceArns: [
         ConfigStack.parameterArn(scope, parameterPath),
         // GetParametersByPath is authorized on the path itself.
-        Arn.format({ service: 'ssm', resource: 'parameter', resourceName: parameterPath.replace(/^\//, ''), arnFormat: ArnFormat.SLASH_RESOURCE_NAME }, stack),
+        Arn.format(
+          {
+            service: 'ssm',
+            resource: 'parameter',
+            resourceName: parameterPath.replace(/^\//, ''),
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          },
+          stack,
+        ),
       ],
     });
   }
 
   /** ssm:PutParameter on the stage's policy parameters (the edge's admin API). */
   static grantPolicyWrite(grantee: iam.IGrantable, scope: Construct, parameterPath: string): void {
-    iam.Grant.addToPrincipal({ grantee, actions: ['ssm:PutParameter'], resourceArns: [ConfigStack.parameterArn(scope, parameterPath)] });
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['ssm:PutParameter'],
+      resourceArns: [ConfigStack.parameterArn(scope, parameterPath)],
+    });
   }
 }

@@ -63,7 +63,10 @@ export class DispatchersStack extends Stack {
     const td = new ecs.FargateTaskDefinition(this, 'Task', {
       cpu: props.cpu,
       memoryLimitMiB: props.memoryMiB,
-      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.X86_64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
     });
     const logGroup = new logs.LogGroup(this, 'Logs', {
       retention: logs.RetentionDays.ONE_MONTH,
@@ -75,13 +78,23 @@ export class DispatchersStack extends Stack {
       UPSTASH_REDIS_REST_TOKEN: ecs.Secret.fromSecretsManager(props.upstashSecret, SECRET_FIELDS.upstash.token),
     };
     if (props.gpuApiKeySecret) {
-      secrets.SLUICE_UPSTREAM_API_KEY = ecs.Secret.fromSecretsManager(props.gpuApiKeySecret, SECRET_FIELDS.upstream.apiKey);
+      secrets.SLUICE_UPSTREAM_API_KEY = ecs.Secret.fromSecretsManager(
+        props.gpuApiKeySecret,
+        SECRET_FIELDS.upstream.apiKey,
+      );
     }
     if (props.brokerCredentials) {
-      secrets.SLUICE_ROCKETMQ_ACCESS_KEY = ecs.Secret.fromSecretsManager(props.brokerCredentials, SECRET_FIELDS.rocketmq.username);
-      secrets.SLUICE_ROCKETMQ_SECRET_KEY = ecs.Secret.fromSecretsManager(props.brokerCredentials, SECRET_FIELDS.rocketmq.password);
+      secrets.SLUICE_ROCKETMQ_ACCESS_KEY = ecs.Secret.fromSecretsManager(
+        props.brokerCredentials,
+        SECRET_FIELDS.rocketmq.username,
+      );
+      secrets.SLUICE_ROCKETMQ_SECRET_KEY = ecs.Secret.fromSecretsManager(
+        props.brokerCredentials,
+        SECRET_FIELDS.rocketmq.password,
+      );
     }
-    if (props.brokerCa) secrets.SLUICE_ROCKETMQ_CA_CERT = ecs.Secret.fromSecretsManager(props.brokerCa, SECRET_FIELDS.proxyCa.cert);
+    if (props.brokerCa)
+      secrets.SLUICE_ROCKETMQ_CA_CERT = ecs.Secret.fromSecretsManager(props.brokerCa, SECRET_FIELDS.proxyCa.cert);
     td.addContainer('dispatcher', {
       image: ecs.ContainerImage.fromAsset(props.repoRoot, {
         file: props.dockerfile,

@@ -121,7 +121,9 @@ export class EdgeStack extends Stack {
         passwordLength: 48,
       },
     });
-    const runtime = { 20: lambda.Runtime.NODEJS_20_X, 22: lambda.Runtime.NODEJS_22_X, 24: lambda.Runtime.NODEJS_24_X }[props.nodeMajor];
+    const runtime = { 20: lambda.Runtime.NODEJS_20_X, 22: lambda.Runtime.NODEJS_22_X, 24: lambda.Runtime.NODEJS_24_X }[
+      props.nodeMajor
+    ];
     this.fn = new nodejs.NodejsFunction(this, 'Handler', {
       role,
       entry: props.entry,
@@ -147,7 +149,9 @@ export class EdgeStack extends Stack {
         // Bytes well inside CloudFront's origin read timeout while a request waits; the status URL before Lambda's timeout.
         SLUICE_KEEPALIVE_MS: String(Math.floor((props.originReadTimeoutSeconds * 1000) / 4)),
         SLUICE_MAX_SYNC_WAIT_MS: String(edgeMaxSyncWaitMs(props.timeoutSeconds)),
-        ...(props.brokerEndpoint ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' } : {}),
+        ...(props.brokerEndpoint
+          ? { SLUICE_ROCKETMQ_ENDPOINTS: props.brokerEndpoint, SLUICE_ROCKETMQ_TLS: 'true' }
+          : {}),
         ...(props.brokerCredentials ? { SLUICE_ROCKETMQ_SECRET_ID: props.brokerCredentials.secretArn } : {}),
       }),
       bundling: {
@@ -157,12 +161,16 @@ export class EdgeStack extends Stack {
         mainFields: [...EDGE_BUNDLING.mainFields],
         banner: EDGE_BUNDLING.banner,
         externalModules: [...EDGE_BUNDLING.external],
-        esbuildArgs: Object.fromEntries(Object.entries(EDGE_BUNDLING.alias).map(([from, to]) => [`--alias:${from}`, to])),
+        esbuildArgs: Object.fromEntries(
+          Object.entries(EDGE_BUNDLING.alias).map(([from, to]) => [`--alias:${from}`, to]),
+        ),
         minify: true,
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_input: string, output: string) => [`printf '%s' '${assetPackageJson()}' > "${output}/package.json"`],
+          afterBundling: (_input: string, output: string) => [
+            `printf '%s' '${assetPackageJson()}' > "${output}/package.json"`,
+          ],
         },
         sourceMap: true,
         metafile: false,
@@ -170,7 +178,9 @@ export class EdgeStack extends Stack {
     });
     if (props.nodeMajor === 20) {
       // Node.js 20 is deprecated by Lambda (creation ends 2027-02-01); only an explicit edgeNodeMajor=20 gets here.
-      (this.fn.node.defaultChild as lambda.CfnFunction).addMetadata('cfn-lint', { config: { ignore_checks: ['W2531'] } });
+      (this.fn.node.defaultChild as lambda.CfnFunction).addMetadata('cfn-lint', {
+        config: { ignore_checks: ['W2531'] },
+      });
     }
     // Least privilege: this secret, this queue, this stage's parameters.
     props.upstashSecret.grantRead(this.fn);
@@ -192,7 +202,9 @@ export class EdgeStack extends Stack {
       keepaliveTimeout: Duration.seconds(60),
       // A dynamic reference, resolved by CloudFormation at deploy time: the value is not in the template.
       customHeaders: {
-        [ORIGIN_VERIFY_HEADER]: SecretValue.secretsManager(originSecretName, { jsonField: SECRET_FIELDS.origin.value }).unsafeUnwrap(),
+        [ORIGIN_VERIFY_HEADER]: SecretValue.secretsManager(originSecretName, {
+          jsonField: SECRET_FIELDS.origin.value,
+        }).unsafeUnwrap(),
       },
     };
     const origin =
@@ -239,7 +251,10 @@ export class EdgeStack extends Stack {
     // The origin header's dynamic reference names the secret, which CloudFormation must create first.
     this.distribution.node.addDependency(this.originSecret);
 
-    new CfnOutput(this, 'EdgeUrl', { value: `https://${props.domainName ?? this.distribution.distributionDomainName}`, description: 'OpenAI-compatible base URL is <EdgeUrl>/v1' });
+    new CfnOutput(this, 'EdgeUrl', {
+      value: `https://${props.domainName ?? this.distribution.distributionDomainName}`,
+      description: 'OpenAI-compatible base URL is <EdgeUrl>/v1',
+    });
     new CfnOutput(this, 'FunctionUrl', { value: this.url.url, description: 'Direct function URL (streaming)' });
     new CfnOutput(this, 'FunctionName', { value: this.fn.functionName });
   }

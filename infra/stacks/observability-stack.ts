@@ -57,12 +57,27 @@ export class ObservabilityStack extends Stack {
         conditions: { StringEquals: { 'aws:SourceAccount': this.account } },
       }),
     );
-    this.topic = new sns.Topic(this, 'Alarms', { displayName: `Sluice ${stage} alarms`, masterKey: key, enforceSSL: true });
+    this.topic = new sns.Topic(this, 'Alarms', {
+      displayName: `Sluice ${stage} alarms`,
+      masterKey: key,
+      enforceSSL: true,
+    });
     if (props.alarmEmail) this.topic.addSubscription(new subs.EmailSubscription(props.alarmEmail));
     const notify = new actions.SnsAction(this.topic);
 
-    const sluice = (metricName: string, dims: Record<string, string>, statistic = 'Sum', period = Duration.minutes(1)) =>
-      new cloudwatch.Metric({ namespace: SLUICE_NAMESPACE, metricName, dimensionsMap: { Stage: stage, ...dims }, statistic, period });
+    const sluice = (
+      metricName: string,
+      dims: Record<string, string>,
+      statistic = 'Sum',
+      period = Duration.minutes(1),
+    ) =>
+      new cloudwatch.Metric({
+        namespace: SLUICE_NAMESPACE,
+        metricName,
+        dimensionsMap: { Stage: stage, ...dims },
+        statistic,
+        period,
+      });
 
     const alarm = (id: string, a: cloudwatch.Alarm | cloudwatch.CompositeAlarm) => {
       a.addAlarmAction(notify);
@@ -76,7 +91,8 @@ export class ObservabilityStack extends Stack {
     alarm(
       'RealtimeNearLimit',
       new cloudwatch.Alarm(this, 'RealtimeNearLimit', {
-        alarmDescription: 'Realtime traffic is near its limit (admissions with x-sluice-warning). Book a burst or raise the limit in SSM.',
+        alarmDescription:
+          'Realtime traffic is near its limit (admissions with x-sluice-warning). Book a burst or raise the limit in SSM.',
         metric: realtimeWarnings,
         threshold: props.realtimeWarningThreshold,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -85,11 +101,15 @@ export class ObservabilityStack extends Stack {
       }),
     );
 
-    const dlqDepth = props.deadLetter.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
+    const dlqDepth = props.deadLetter.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    });
     alarm(
       'DeadLetterNotEmpty',
       new cloudwatch.Alarm(this, 'DeadLetterNotEmpty', {
-        alarmDescription: 'Requests exhausted their attempts (or spillover could not be redriven): inspect the dead-letter queue.',
+        alarmDescription:
+          'Requests exhausted their attempts (or spillover could not be redriven): inspect the dead-letter queue.',
         metric: dlqDepth,
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -98,11 +118,15 @@ export class ObservabilityStack extends Stack {
       }),
     );
 
-    const spillDlqDepth = props.spilloverDeadLetter.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
+    const spillDlqDepth = props.spilloverDeadLetter.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    });
     alarm(
       'SpilloverDeadLetterNotEmpty',
       new cloudwatch.Alarm(this, 'SpilloverDeadLetterNotEmpty', {
-        alarmDescription: 'Spilled requests could not be redriven into the broker: inspect the spillover dead-letter queue.',
+        alarmDescription:
+          'Spilled requests could not be redriven into the broker: inspect the spillover dead-letter queue.',
         metric: spillDlqDepth,
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -111,9 +135,15 @@ export class ObservabilityStack extends Stack {
       }),
     );
 
-    const spillDepth = props.spillover.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' });
+    const spillDepth = props.spillover.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    });
     // In every layout: spilled requests wait longer than a redrive should take.
-    const spillAge = props.spillover.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' });
+    const spillAge = props.spillover.metricApproximateAgeOfOldestMessage({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    });
     alarm(
       'SpilloverNotDraining',
       new cloudwatch.Alarm(this, 'SpilloverNotDraining', {
@@ -150,7 +180,8 @@ export class ObservabilityStack extends Stack {
     alarm(
       'DispatcherBacklogGrowing',
       new cloudwatch.Alarm(this, 'DispatcherBacklogGrowing', {
-        alarmDescription: 'The LiteTopic backlog has grown every minute for 5 minutes: dispatchers or GPUs cannot keep up.',
+        alarmDescription:
+          'The LiteTopic backlog has grown every minute for 5 minutes: dispatchers or GPUs cannot keep up.',
         metric: backlogGrowth,
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -177,8 +208,14 @@ export class ObservabilityStack extends Stack {
     const brokerWidgets: cloudwatch.IWidget[] = [];
     if (props.broker) {
       const b = props.broker;
-      const unhealthyProxies = b.proxyTargetGroup.metrics.unHealthyHostCount({ period: Duration.minutes(1), statistic: 'Maximum' });
-      const healthyProxies = b.proxyTargetGroup.metrics.healthyHostCount({ period: Duration.minutes(1), statistic: 'Minimum' });
+      const unhealthyProxies = b.proxyTargetGroup.metrics.unHealthyHostCount({
+        period: Duration.minutes(1),
+        statistic: 'Maximum',
+      });
+      const healthyProxies = b.proxyTargetGroup.metrics.healthyHostCount({
+        period: Duration.minutes(1),
+        statistic: 'Minimum',
+      });
       const brokerTasks = new cloudwatch.Metric({
         namespace: 'ECS/ContainerInsights',
         metricName: 'RunningTaskCount',
@@ -210,7 +247,11 @@ export class ObservabilityStack extends Stack {
         }),
       );
       brokerWidgets.push(
-        new cloudwatch.GraphWidget({ title: 'RocketMQ proxies (NLB targets)', left: [healthyProxies, unhealthyProxies], width: 12 }),
+        new cloudwatch.GraphWidget({
+          title: 'RocketMQ proxies (NLB targets)',
+          left: [healthyProxies, unhealthyProxies],
+          width: 12,
+        }),
         new cloudwatch.GraphWidget({ title: 'RocketMQ broker tasks running', left: [brokerTasks], width: 12 }),
       );
     }
@@ -221,7 +262,12 @@ export class ObservabilityStack extends Stack {
       defaultInterval: Duration.hours(3),
       widgets: [
         [
-          new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 24, height: 3 }),
+          new cloudwatch.AlarmStatusWidget({
+            title: 'Alarms',
+            alarms: Object.values(this.alarms),
+            width: 24,
+            height: 3,
+          }),
         ],
         [
           new cloudwatch.GraphWidget({

@@ -8,8 +8,12 @@ import { SPILLOVER_QUEUE_ATTRIBUTES as A } from '../../functions/runtime/contrac
 const fifo = {
   fifo: A.FifoQueue === 'true',
   contentBasedDeduplication: (A.ContentBasedDeduplication as string) === 'true',
-  deduplicationScope: A.DeduplicationScope === 'messageGroup' ? sqs.DeduplicationScope.MESSAGE_GROUP : sqs.DeduplicationScope.QUEUE,
-  fifoThroughputLimit: A.FifoThroughputLimit === 'perMessageGroupId' ? sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID : sqs.FifoThroughputLimit.PER_QUEUE,
+  deduplicationScope:
+    A.DeduplicationScope === 'messageGroup' ? sqs.DeduplicationScope.MESSAGE_GROUP : sqs.DeduplicationScope.QUEUE,
+  fifoThroughputLimit:
+    A.FifoThroughputLimit === 'perMessageGroupId'
+      ? sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID
+      : sqs.FifoThroughputLimit.PER_QUEUE,
 } satisfies sqs.QueueProps;
 
 export interface QueuesStackProps extends StackProps {
@@ -39,7 +43,12 @@ export class QueuesStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     // Every queue: the one rotating key, TLS only.
-    const encrypted = { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: this.key, dataKeyReuse: Duration.minutes(5), enforceSSL: true };
+    const encrypted = {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+    };
     this.deadLetter = new sqs.Queue(this, 'DeadLetter', {
       queueName: `sluice-${props.stage}-dead-letter`,
       ...encrypted,

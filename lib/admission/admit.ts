@@ -84,17 +84,35 @@ export function windowLimits(
   // A degrade tier's own limits are soft: the store enforces only the hard cap above them.
   const accountFactor = tier?.overQuota === 'degrade' ? tier.hardCapFactor : 1;
   const scopes: Array<[WindowScope, { rpm?: number; tpm?: number }, number]> = [
-    [{ kind: 'account-model', tenant: account.tenant, account: request.account.id, model: request.model }, limits.accountModel, accountFactor],
+    [
+      { kind: 'account-model', tenant: account.tenant, account: request.account.id, model: request.model },
+      limits.accountModel,
+      accountFactor,
+    ],
     [{ kind: 'tenant-model', tenant: account.tenant, model: request.model }, limits.tenantModel, 1],
     [{ kind: 'tenant', tenant: account.tenant }, limits.tenant, 1],
   ];
   const out: WindowLimit[] = [];
   for (const [scope, l, factor] of scopes) {
     if (l.rpm !== undefined) {
-      out.push({ key: windowKey(scope, 'requests', MINUTE), scope: scope.kind, unit: 'requests', limit: Math.floor((l.rpm + extra.rpm) * factor), windowMs: MINUTE, cost: 1 });
+      out.push({
+        key: windowKey(scope, 'requests', MINUTE),
+        scope: scope.kind,
+        unit: 'requests',
+        limit: Math.floor((l.rpm + extra.rpm) * factor),
+        windowMs: MINUTE,
+        cost: 1,
+      });
     }
     if (l.tpm !== undefined) {
-      out.push({ key: windowKey(scope, 'tokens', MINUTE), scope: scope.kind, unit: 'tokens', limit: Math.floor((l.tpm + extra.tpm) * factor), windowMs: MINUTE, cost: request.tokenEstimate });
+      out.push({
+        key: windowKey(scope, 'tokens', MINUTE),
+        scope: scope.kind,
+        unit: 'tokens',
+        limit: Math.floor((l.tpm + extra.tpm) * factor),
+        windowMs: MINUTE,
+        cost: request.tokenEstimate,
+      });
     }
   }
   return out;
@@ -128,10 +146,22 @@ export function degradeFactor(softLimit: number, used: number, maxSteps: number)
 export async function admit(store: RateStore, policy: Policy, request: AdmissionRequest): Promise<Admission> {
   const { account } = request.account;
   if (own(policy.tenants, account.tenant)?.paused) {
-    return { outcome: 'reject', reason: 'tenant-paused', message: `Tenant ${account.tenant} is paused by an operator.`, retryAfterMs: PAUSED_RETRY_MS, windows: [] };
+    return {
+      outcome: 'reject',
+      reason: 'tenant-paused',
+      message: `Tenant ${account.tenant} is paused by an operator.`,
+      retryAfterMs: PAUSED_RETRY_MS,
+      windows: [],
+    };
   }
   if (account.paused) {
-    return { outcome: 'reject', reason: 'account-paused', message: `Account ${request.account.id} is paused by an operator.`, retryAfterMs: PAUSED_RETRY_MS, windows: [] };
+    return {
+      outcome: 'reject',
+      reason: 'account-paused',
+      message: `Account ${request.account.id} is paused by an operator.`,
+      retryAfterMs: PAUSED_RETRY_MS,
+      windows: [],
+    };
   }
   // Resolved once per request: admission is the edge's hot path.
   const resolved = resolveLimits(policy, account, request.model);
@@ -148,7 +178,12 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
       windows: [],
     };
   }
-  const liteTopic = liteTopicName({ tier: account.tier, tenant: account.tenant, account: request.account.id, model: request.model });
+  const liteTopic = liteTopicName({
+    tier: account.tier,
+    tenant: account.tenant,
+    account: request.account.id,
+    model: request.model,
+  });
   const reservoir = {
     key: reservoirKey(account.tenant, liteTopic),
     max: reservoirSize(policy, request, resolved) + extra.reservoir,
@@ -159,8 +194,15 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
   const decision: AdmitDecision = await store.admit({ limits, reservoir });
   if (!decision.allowed) {
     const denied = decision.deniedBy;
-    const reason: RejectReason = 'unit' in denied ? (limitName(denied.scope, denied.unit) as RejectReason) : 'reservoir';
-    return { outcome: 'reject', reason, message: rejectMessage(reason, decision.retryAfterMs), retryAfterMs: decision.retryAfterMs, windows: decision.windows };
+    const reason: RejectReason =
+      'unit' in denied ? (limitName(denied.scope, denied.unit) as RejectReason) : 'reservoir';
+    return {
+      outcome: 'reject',
+      reason,
+      message: rejectMessage(reason, decision.retryAfterMs),
+      retryAfterMs: decision.retryAfterMs,
+      windows: decision.windows,
+    };
   }
   const tier = own(policy.tiers, account.tier);
   const warnRatio = tier?.warnRatio ?? 1;
@@ -184,9 +226,13 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
     outcome: 'admit',
     liteTopic,
     windows: decision.windows,
-    charged: decision.windows.flatMap((w, i) => (w.unit === 'tokens' ? [{ key: limits[i]!.key, windowStart: w.windowStart }] : [])),
+    charged: decision.windows.flatMap((w, i) =>
+      w.unit === 'tokens' ? [{ key: limits[i]!.key, windowStart: w.windowStart }] : [],
+    ),
     reservoirKey: reservoirPlace(reservoir.key, reservoir.member),
-    warning: near ? `${near.scope} ${near.unit} at ${Math.round((100 * (near.limit - near.remaining)) / near.limit)}% of ${near.limit} per minute` : undefined,
+    warning: near
+      ? `${near.scope} ${near.unit} at ${Math.round((100 * (near.limit - near.remaining)) / near.limit)}% of ${near.limit} per minute`
+      : undefined,
   };
 }
 
@@ -194,6 +240,11 @@ function rejectMessage(reason: RejectReason, retryAfterMs: number): string {
   const wait = `Retry after ${Math.ceil(retryAfterMs / 1000)} s.`;
   if (reason === 'reservoir') return `Too many requests are already waiting for this model. ${wait}`;
   const [scope, unit] = reason.split(':');
-  const who = scope === 'account-model' ? 'this API key on this model' : scope === 'tenant-model' ? 'your organization on this model' : 'your organization';
+  const who =
+    scope === 'account-model'
+      ? 'this API key on this model'
+      : scope === 'tenant-model'
+        ? 'your organization on this model'
+        : 'your organization';
   return `Rate limit reached for ${who}: ${unit} per minute. ${wait}`;
 }

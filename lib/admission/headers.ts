@@ -52,7 +52,9 @@ export function rateLimitHeaders(windows: readonly WindowState[]): Record<string
   if (windows.length > 0) {
     const name = (w: WindowState) => `"${limitName(w.scope, w.unit)}"`;
     const window = (w: WindowState) => Math.max(1, Math.round(w.windowMs / 1000));
-    headers['ratelimit-policy'] = windows.map((w) => `${name(w)};q=${w.limit}${unitParams(w.unit)};w=${window(w)}`).join(', ');
+    headers['ratelimit-policy'] = windows
+      .map((w) => `${name(w)};q=${w.limit}${unitParams(w.unit)};w=${window(w)}`)
+      .join(', ');
     const left = (w: WindowState) => `r=${Math.max(0, w.remaining)};t=${Math.ceil(w.resetMs / 1000)}`;
     headers['ratelimit'] = windows.map((w) => `${name(w)};${left(w)}`).join(', ');
   }

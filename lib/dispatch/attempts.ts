@@ -39,7 +39,8 @@ const DEFAULT_GIVE_UP_MS = 5 * 60_000;
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 2_000;
 
-export type Before = { readonly kind: 'answered' } | { readonly kind: 'store-unavailable'; readonly error: unknown } | undefined;
+export type Before =
+  { readonly kind: 'answered' } | { readonly kind: 'store-unavailable'; readonly error: unknown } | undefined;
 
 export function createAttempts(deps: AttemptDeps, options: AttemptOptions) {
   const { clock, store, results, log } = deps;
@@ -70,7 +71,8 @@ export function createAttempts(deps: AttemptDeps, options: AttemptOptions) {
       return store.end(envelope.id, owner, true, ttlMs);
     },
 
-    persist: <T>(id: string, write: () => Promise<T>) => persistResult({ clock, log, giveUpMs: writeGiveUpMs }, id, write),
+    persist: <T>(id: string, write: () => Promise<T>) =>
+      persistResult({ clock, log, giveUpMs: writeGiveUpMs }, id, write),
   };
 }
 

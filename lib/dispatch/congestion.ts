@@ -24,7 +24,10 @@ export interface Congestion {
   /** Current pace multiplier of the model, in (0, 1]. */
   factor(model: string): number;
   /** Feeds one upstream outcome. */
-  observe(model: string, outcome: { readonly status: number; readonly latencyMs: number; readonly latencyTargetMs?: number }): void;
+  observe(
+    model: string,
+    outcome: { readonly status: number; readonly latencyMs: number; readonly latencyTargetMs?: number },
+  ): void;
 }
 
 export function createCongestion(options: CongestionOptions): Congestion {
@@ -46,7 +49,8 @@ export function createCongestion(options: CongestionOptions): Congestion {
     observe(model, { status, latencyMs, latencyTargetMs }) {
       const now = options.clock.now();
       const current = state.get(model) ?? { factor: 1, lastDecrease: -Infinity };
-      const congested = status === 429 || status === 503 || (latencyTargetMs !== undefined && latencyMs > latencyTargetMs);
+      const congested =
+        status === 429 || status === 503 || (latencyTargetMs !== undefined && latencyMs > latencyTargetMs);
       if (congested) {
         if (now - current.lastDecrease >= coolDownMs) set(model, Math.max(floor, current.factor * decrease), now);
       } else if (status < 500 && current.factor < 1) {

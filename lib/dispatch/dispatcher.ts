@@ -80,12 +80,20 @@ const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 const CLIENT_ERRORS = new Set([400, 404, 422]);
 
 /** How an envelope leaves the queue for good, shared by the handler and the dead-letter path. */
-function settlement(deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent' | 'log' | 'options'>) {
+function settlement(
+  deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | 'deadLetters' | 'onEvent' | 'log' | 'options'>,
+) {
   const { clock, store, results } = deps;
   /** Answer the client and give back what the request held: its reservoir place and unused tokens. */
-  async function finish(envelope: Envelope, result: Omit<StoredResult, 'id' | 'tenant' | 'completedAt'>, usedTokens?: number) {
+  async function finish(
+    envelope: Envelope,
+    result: Omit<StoredResult, 'id' | 'tenant' | 'completedAt'>,
+    usedTokens?: number,
+  ) {
     const answer = { ...result, id: envelope.id, tenant: envelope.tenant, completedAt: clock.now() };
-    await persistResult({ clock, log: deps.log, giveUpMs: deps.options?.resultWriteGiveUpMs }, envelope.id, () => results.complete(answer, envelope.enqueuedAt));
+    await persistResult({ clock, log: deps.log, giveUpMs: deps.options?.resultWriteGiveUpMs }, envelope.id, () =>
+      results.complete(answer, envelope.enqueuedAt),
+    );
     if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
     if (usedTokens !== undefined && envelope.charged.length > 0) {
       const delta = usedTokens - envelope.tokenEstimate;
@@ -98,7 +106,9 @@ function settlement(deps: Pick<DispatcherDeps, 'clock' | 'store' | 'results' | '
     await finish(envelope, {
       status: 'failed',
       httpStatus: status,
-      body: body ?? openAiError(`The model endpoint could not serve this request: ${reason}`, 'upstream_error', 'upstream_failed'),
+      body:
+        body ??
+        openAiError(`The model endpoint could not serve this request: ${reason}`, 'upstream_error', 'upstream_failed'),
     });
     await deps.deadLetters?.put(envelope, reason);
   }
@@ -118,12 +128,22 @@ export async function settleDeadLetter(
   try {
     envelope = decodeEnvelope(deadLetter.message.body);
   } catch {
-    deps.log.error({ messageId: deadLetter.message.messageId, reason: deadLetter.reason }, 'undecodable dead letter dropped');
+    deps.log.error(
+      { messageId: deadLetter.message.messageId, reason: deadLetter.reason },
+      'undecodable dead letter dropped',
+    );
     return;
   }
   const { httpStatus, reason } = deadLetter;
-  const body = httpStatus ? openAiError(`This request was not served: ${reason}.`, 'server_error', 'queue_unavailable') : undefined;
-  await settlement(deps).failForGood(envelope, httpStatus ?? 500, httpStatus ? reason : `dispatch failed on every attempt: ${reason}`, body);
+  const body = httpStatus
+    ? openAiError(`This request was not served: ${reason}.`, 'server_error', 'queue_unavailable')
+    : undefined;
+  await settlement(deps).failForGood(
+    envelope,
+    httpStatus ?? 500,
+    httpStatus ? reason : `dispatch failed on every attempt: ${reason}`,
+    body,
+  );
 }
 
 /**
@@ -159,14 +179,17 @@ function modelSlots(deps: Pick<DispatcherDeps, 'clock' | 'upstream' | 'log' | 'o
     clock: deps.clock,
     scrape: (baseUrl, timeoutMs) => deps.upstream.metrics(baseUrl, timeoutMs),
     onChange(model, slots, reason) {
-      deps.log.info({ model, slots, reason }, 'model slots set from its servers\' metrics');
+      deps.log.info({ model, slots, reason }, "model slots set from its servers' metrics");
       deps.onEvent?.({ type: 'capacity', model, slots, reason });
     },
     onError(model, error) {
       const now = deps.clock.now();
       if (now - (warnedAt.get(model) ?? -Infinity) < 60_000) return;
       warnedAt.set(model, now);
-      deps.log.warn({ model, err: String(error) }, 'model servers\' metrics unreadable; slots held at most at the declared ones');
+      deps.log.warn(
+        { model, err: String(error) },
+        "model servers' metrics unreadable; slots held at most at the declared ones",
+      );
     },
   });
 }
@@ -180,7 +203,9 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
   const pausedRecheckMs = deps.options?.pausedRecheckMs ?? 1_000;
   const unknownPolicyGraceMs = deps.options?.unknownPolicyGraceMs ?? 120_000;
   const emit = deps.onEvent ?? (() => {});
-  const congestion = deps.congestion ?? createCongestion({ clock, onChange: (model, factor) => emit({ type: 'congestion', model, factor }) });
+  const congestion =
+    deps.congestion ??
+    createCongestion({ clock, onChange: (model, factor) => emit({ type: 'congestion', model, factor }) });
   const roundRobin = new Map<string, number>();
   const reserveUpToMs = deps.options?.reserveUpToMs ?? 30_000;
   const releases = createMessageBook<number>(clock, 2 * reserveUpToMs + 60_000, (at) => at);
@@ -190,13 +215,28 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     parked.hold(messageId, { at: clock.now(), cause });
     return result;
   }
-  function suspend(message: LiteMessage, envelope: Envelope, pauseMs: number, cause: SuspendCause, heldMs?: number): ConsumeResult {
+  function suspend(
+    message: LiteMessage,
+    envelope: Envelope,
+    pauseMs: number,
+    cause: SuspendCause,
+    heldMs?: number,
+  ): ConsumeResult {
     // Whole ms, as the broker's Suspend takes them: the trace and metrics show what was asked.
     const ms = Math.ceil(pauseMs);
     emit({ type: 'suspended', envelope, ms, cause, ...(heldMs !== undefined ? { heldMs } : {}) });
     return park(message.messageId, cause, Consume.suspend(ms));
   }
-  const flows = deps.flows ?? createFlowControl({ clock, store, policy: deps.policy, newId: deps.newId, slots: modelSlots(deps), options: { ...deps.options?.flow, leaseMs, minSuspendMs } });
+  const flows =
+    deps.flows ??
+    createFlowControl({
+      clock,
+      store,
+      policy: deps.policy,
+      newId: deps.newId,
+      slots: modelSlots(deps),
+      options: { ...deps.options?.flow, leaseMs, minSuspendMs },
+    });
 
   function pickUpstream(model: string, upstreams: readonly string[]): string {
     const n = roundRobin.get(model) ?? 0;
@@ -217,7 +257,11 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     await finish(envelope, {
       status: 'expired',
       httpStatus: 504,
-      body: openAiError('The request waited in the queue longer than its tier allows and was not served.', 'timeout', 'queue_wait_exceeded'),
+      body: openAiError(
+        'The request waited in the queue longer than its tier allows and was not served.',
+        'timeout',
+        'queue_wait_exceeded',
+      ),
     });
     await deps.deadLetters?.put(envelope, 'expired in queue');
     return Consume.success;
@@ -229,7 +273,10 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       envelope = decodeEnvelope(message.body);
     } catch (error) {
       // Nothing can answer a message we cannot read; keep it out of the way.
-      log.error({ messageId: message.messageId, liteTopic: message.liteTopic, err: String(error) }, 'undecodable envelope dropped');
+      log.error(
+        { messageId: message.messageId, liteTopic: message.liteTopic, err: String(error) },
+        'undecodable envelope dropped',
+      );
       return Consume.success;
     }
 
@@ -262,7 +309,11 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       if (clock.now() - envelope.enqueuedAt < unknownPolicyGraceMs) {
         return park(message.messageId, 'other', Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs)));
       }
-      await failForGood(envelope, 404, `model ${envelope.model} or account ${envelope.account} no longer in the policy`);
+      await failForGood(
+        envelope,
+        404,
+        `model ${envelope.model} or account ${envelope.account} no longer in the policy`,
+      );
       return Consume.success;
     }
 
@@ -345,14 +396,23 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     if (claimed.claim.state !== 'granted') {
       await slot.release(undefined);
       if (claimed.claim.state === 'busy') {
-        return park(message.messageId, 'other', Consume.suspend(Math.max(minSuspendMs, Math.min(claimed.claim.retryAfterMs, pausedRecheckMs))));
+        return park(
+          message.messageId,
+          'other',
+          Consume.suspend(Math.max(minSuspendMs, Math.min(claimed.claim.retryAfterMs, pausedRecheckMs))),
+        );
       }
       // Its call may have reached the GPU: answered with an error rather than run a second time.
       await failForGood(envelope, 502, 'the dispatcher serving it stopped mid-call');
       return Consume.success;
     }
 
-    emit({ type: 'started', envelope, queueWaitMs: clock.now() - envelope.enqueuedAt, slotWaitMs: clock.now() - askedAt });
+    emit({
+      type: 'started',
+      envelope,
+      queueWaitMs: clock.now() - envelope.enqueuedAt,
+      slotWaitMs: clock.now() - askedAt,
+    });
     const call = {
       baseUrl: pickUpstream(envelope.model, model.upstreams),
       operation: envelope.operation,
@@ -383,7 +443,11 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     } finally {
       await slot.release(usage ?? totalTokens(reply?.json));
     }
-    congestion.observe(envelope.model, { status: reply.status, latencyMs: clock.now() - startedAt, latencyTargetMs: model.latencyTargetMs });
+    congestion.observe(envelope.model, {
+      status: reply.status,
+      latencyMs: clock.now() - startedAt,
+      latencyTargetMs: model.latencyTargetMs,
+    });
     const upstreamTimes = {
       upstreamMs: (callEndedAt ?? clock.now()) - startedAt,
       ...(firstChunkAt !== undefined ? { firstTokenMs: firstChunkAt - startedAt } : {}),
@@ -392,13 +456,25 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     if (reply.status >= 200 && reply.status < 300) {
       usage ??= totalTokens(reply.json);
       await finish(envelope, { status: 'completed', httpStatus: reply.status, body: reply.json ?? null }, usage);
-      emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt, ...upstreamTimes });
+      emit({
+        type: 'completed',
+        envelope,
+        status: reply.status,
+        totalMs: clock.now() - envelope.enqueuedAt,
+        ...upstreamTimes,
+      });
       return Consume.success;
     }
     if (CLIENT_ERRORS.has(reply.status) && reply.json !== undefined) {
       // The request's own fault, not Sluice's: answer as the upstream did; it used no tokens.
       await finish(envelope, { status: 'failed', httpStatus: reply.status, body: reply.json }, 0);
-      emit({ type: 'completed', envelope, status: reply.status, totalMs: clock.now() - envelope.enqueuedAt, ...upstreamTimes });
+      emit({
+        type: 'completed',
+        envelope,
+        status: reply.status,
+        totalMs: clock.now() - envelope.enqueuedAt,
+        ...upstreamTimes,
+      });
       return Consume.success;
     }
     const reason = `upstream answered ${reply.status}`;
@@ -408,7 +484,12 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       emit({ type: 'retrying', envelope, attempt: failures, reason });
       return park(message.messageId, 'retry', Consume.failure(reason));
     }
-    await failForGood(envelope, RETRIABLE.has(reply.status) ? 502 : reply.status, reason, RETRIABLE.has(reply.status) ? undefined : reply.json);
+    await failForGood(
+      envelope,
+      RETRIABLE.has(reply.status) ? 502 : reply.status,
+      reason,
+      RETRIABLE.has(reply.status) ? undefined : reply.json,
+    );
     return Consume.success;
   };
 }
@@ -434,6 +515,7 @@ function carriesText(json: unknown): boolean {
   type Chunk = { choices?: { delta?: { content?: unknown }; text?: unknown }[]; type?: unknown; delta?: unknown };
   const j = json as Chunk | undefined;
   const choice = Array.isArray(j?.choices) ? j.choices[0] : undefined;
-  const text = choice?.delta?.content ?? choice?.text ?? (j?.type === 'response.output_text.delta' ? j.delta : undefined);
+  const text =
+    choice?.delta?.content ?? choice?.text ?? (j?.type === 'response.output_text.delta' ? j.delta : undefined);
   return typeof text === 'string' && text.length > 0;
 }

@@ -23,11 +23,22 @@ export type DispatchEvent =
       readonly parkedBy?: ParkCause;
     }
   /** `heldMs` (cause capacity): time it waited in flow control for a slot before it was sent back. */
-  | { readonly type: 'suspended'; readonly envelope: Envelope; readonly ms: number; readonly cause: SuspendCause; readonly heldMs?: number }
+  | {
+      readonly type: 'suspended';
+      readonly envelope: Envelope;
+      readonly ms: number;
+      readonly cause: SuspendCause;
+      readonly heldMs?: number;
+    }
   /** Paced; now waiting in flow control for a GPU slot. */
   | { readonly type: 'awaiting-slot'; readonly envelope: Envelope }
   /** `slotWaitMs`: of the queue wait, the time spent in flow control waiting for a GPU slot. */
-  | { readonly type: 'started'; readonly envelope: Envelope; readonly queueWaitMs: number; readonly slotWaitMs?: number }
+  | {
+      readonly type: 'started';
+      readonly envelope: Envelope;
+      readonly queueWaitMs: number;
+      readonly slotWaitMs?: number;
+    }
   /** `upstreamMs`: the GPU call; `firstTokenMs`: from the call to its first stream chunk (streams only). */
   | {
       readonly type: 'completed';

@@ -67,7 +67,9 @@ export type SlotClaims = Readonly<Record<string, SlotClaim>>;
 
 /** The ask a slot request makes: a named asker with a finite deadline, or none (it claims nothing). */
 export function slotAsk(request: { readonly asker?: string; readonly deadline?: number }): SlotAsker | undefined {
-  return request.asker && request.deadline !== undefined && Number.isFinite(request.deadline) ? { asker: request.asker, deadline: request.deadline } : undefined;
+  return request.asker && request.deadline !== undefined && Number.isFinite(request.deadline)
+    ? { asker: request.asker, deadline: request.deadline }
+    : undefined;
 }
 
 /** Slots held, all tiers together. */
@@ -93,7 +95,8 @@ export function mayTakeSlot(
     const used = own(inUse, name) ?? 0;
     reservedSum += share.reserved;
     borrowed += Math.max(0, used - share.reserved);
-    if (name !== tier && !reclaiming.has(name)) lendOffer += Math.min(Math.max(0, share.reserved - used), share.lendable);
+    if (name !== tier && !reclaiming.has(name))
+      lendOffer += Math.min(Math.max(0, share.reserved - used), share.lendable);
   }
   for (const [name, used] of Object.entries(inUse)) {
     total += used;
@@ -135,7 +138,8 @@ export function takeSlot(
   const held = own(inUse, tier) ?? 0;
   let granted = mayTakeSlot(spec, inUse, tier, reclaiming);
   const claim = own(liveClaims, tier);
-  const yields = claim !== undefined && (ask === undefined || (claim.asker !== ask.asker && claim.deadline < ask.deadline));
+  const yields =
+    claim !== undefined && (ask === undefined || (claim.asker !== ask.asker && claim.deadline < ask.deadline));
   // An earlier waiter elsewhere: take a slot only if the claimant could still take one after it.
   if (granted && yields) granted = mayTakeSlot(spec, { ...inUse, [tier]: held + 1 }, tier, reclaiming);
   const reserved = own(spec.tiers, tier)?.reserved ?? 0;
@@ -144,7 +148,8 @@ export function takeSlot(
   const total = slotsInUse(inUse);
   // Only a full room is a race to win. Refused while a slot is free, the asker's own spec
   // holds it back, and a claim would only hold back the askers who could use that slot.
-  if (ask && !granted && !yields && total >= spec.capacity) liveClaims[tier] = { asker: ask.asker, deadline: ask.deadline, until: now + reclaimMs };
+  if (ask && !granted && !yields && total >= spec.capacity)
+    liveClaims[tier] = { asker: ask.asker, deadline: ask.deadline, until: now + reclaimMs };
   else if (ask && claim?.asker === ask.asker && (granted || total < spec.capacity)) delete liveClaims[tier];
   return { granted, marks: live, claims: liveClaims };
 }

@@ -2,9 +2,33 @@ import type { PolicyInput } from './schema.js';
 
 /** The second seed's tiers: weights 6/2/1, reserved shares 60/25/15 %. */
 export const defaultTiers: PolicyInput['tiers'] = {
-  realtime: { weight: 6, share: 0.6, lendable: 0.5, overQuota: 'reject', warnRatio: 0.8, replyMode: 'sync', maxQueueWaitMs: 10_000 },
-  batch: { weight: 2, share: 0.25, lendable: 0.5, overQuota: 'degrade', warnRatio: 0.8, replyMode: 'sync', maxQueueWaitMs: 5 * 60_000 },
-  offline: { weight: 1, share: 0.15, lendable: 0.5, overQuota: 'degrade', warnRatio: 0.8, replyMode: 'async', maxQueueWaitMs: 60 * 60_000 },
+  realtime: {
+    weight: 6,
+    share: 0.6,
+    lendable: 0.5,
+    overQuota: 'reject',
+    warnRatio: 0.8,
+    replyMode: 'sync',
+    maxQueueWaitMs: 10_000,
+  },
+  batch: {
+    weight: 2,
+    share: 0.25,
+    lendable: 0.5,
+    overQuota: 'degrade',
+    warnRatio: 0.8,
+    replyMode: 'sync',
+    maxQueueWaitMs: 5 * 60_000,
+  },
+  offline: {
+    weight: 1,
+    share: 0.15,
+    lendable: 0.5,
+    overQuota: 'degrade',
+    warnRatio: 0.8,
+    replyMode: 'async',
+    maxQueueWaitMs: 60 * 60_000,
+  },
 };
 
 /**

@@ -8,7 +8,10 @@ import { own } from './lookup.js';
 import { PAUSES_KEPT, parsePolicy, Reservation, type Limits, type Policy, type PolicyInput } from './schema.js';
 
 export class PolicyEditError extends Error {
-  constructor(message: string, readonly status: 400 | 404 | 409 = 400) {
+  constructor(
+    message: string,
+    readonly status: 400 | 404 | 409 = 400,
+  ) {
     super(message);
     this.name = 'PolicyEditError';
   }
@@ -36,7 +39,8 @@ export function setLimits(raw: unknown, target: LimitsTarget, limits: Limits): D
     case 'tenant': {
       const tenant = own(doc.tenants, target.tenant);
       if (!tenant) throw new PolicyEditError(`unknown tenant "${target.tenant}"`, 404);
-      if (target.model !== undefined && !own(doc.models, target.model)) throw new PolicyEditError(`unknown model "${target.model}"`, 404);
+      if (target.model !== undefined && !own(doc.models, target.model))
+        throw new PolicyEditError(`unknown model "${target.model}"`, 404);
       if (target.model) tenant.models = { ...tenant.models, [target.model]: merge(own(tenant.models, target.model)) };
       else tenant.limits = merge(tenant.limits);
       break;
@@ -58,10 +62,19 @@ export function setLimits(raw: unknown, target: LimitsTarget, limits: Limits): D
 }
 
 /** Pauses or resumes, recording when: the dispatcher does not count paused time against a request's wait. */
-export function setPaused(raw: unknown, who: { readonly tenant: string } | { readonly account: string }, paused: boolean, now: number): Doc {
+export function setPaused(
+  raw: unknown,
+  who: { readonly tenant: string } | { readonly account: string },
+  paused: boolean,
+  now: number,
+): Doc {
   const doc = clone(raw);
   const entry = 'tenant' in who ? own(doc.tenants, who.tenant) : own(doc.accounts, who.account);
-  if (!entry) throw new PolicyEditError('tenant' in who ? `unknown tenant "${who.tenant}"` : `unknown account "${who.account}"`, 404);
+  if (!entry)
+    throw new PolicyEditError(
+      'tenant' in who ? `unknown tenant "${who.tenant}"` : `unknown account "${who.account}"`,
+      404,
+    );
   if (paused && !entry.paused) {
     entry.pausedAt = now;
   } else if (!paused && entry.paused) {
@@ -76,7 +89,10 @@ export function setPaused(raw: unknown, who: { readonly tenant: string } | { rea
 /** Adds a booking if it fits the model's capacity next to the others; refuses with the reason otherwise. */
 export function addReservation(raw: unknown, booking: unknown, now: number): Doc {
   const parsed = Reservation.safeParse(booking);
-  if (!parsed.success) throw new PolicyEditError(`invalid booking: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new PolicyEditError(
+      `invalid booking: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   const policy: Policy = parsePolicy(raw);
   const check = checkBooking(policy, parsed.data, now);
   if (!check.ok) throw new PolicyEditError(`booking refused: ${check.reason}`, 409);

@@ -11,14 +11,18 @@ export type BookingCheck = { readonly ok: true } | { readonly ok: false; readonl
 export function checkBooking(policy: Policy, booking: Reservation, now: number): BookingCheck {
   if (!own(policy.tenants, booking.tenant)) return { ok: false, reason: `unknown tenant "${booking.tenant}"` };
   if (booking.endsAt <= now) return { ok: false, reason: 'the window has already ended' };
-  if (policy.reservations.some((r) => r.id === booking.id)) return { ok: false, reason: `a booking with id "${booking.id}" exists` };
+  if (policy.reservations.some((r) => r.id === booking.id))
+    return { ok: false, reason: `a booking with id "${booking.id}" exists` };
   const models = booking.model ? [booking.model] : Object.keys(policy.models);
   for (const name of models) {
     const model = own(policy.models, name);
     if (!model) return { ok: false, reason: `unknown model "${name}"` };
     if (booking.extra.tpm === 0) continue;
     if (model.tokensPerSecond === undefined) {
-      return { ok: false, reason: `model "${name}" declares no tokensPerSecond, so no booking can be checked against its capacity` };
+      return {
+        ok: false,
+        reason: `model "${name}" declares no tokensPerSecond, so no booking can be checked against its capacity`,
+      };
     }
     const capacity = model.tokensPerSecond * 60 * model.bookableShare;
     const peak = peakBookedTpm(policy.reservations, name, booking) + booking.extra.tpm;

@@ -107,10 +107,13 @@ export const Model = z
     limits: Limits.optional(),
   })
   .strict()
-  .refine((m) => !m.saturation || (m.saturation.minSlots <= m.slots && m.slots <= (m.saturation.maxSlots ?? Infinity)), {
-    message: 'saturation needs minSlots <= slots <= maxSlots: slots is where the metrics start from',
-    path: ['saturation'],
-  });
+  .refine(
+    (m) => !m.saturation || (m.saturation.minSlots <= m.slots && m.slots <= (m.saturation.maxSlots ?? Infinity)),
+    {
+      message: 'saturation needs minSlots <= slots <= maxSlots: slots is where the metrics start from',
+      path: ['saturation'],
+    },
+  );
 export type Model = z.infer<typeof Model>;
 
 /** A finished pause, ms since the epoch: queued work does not age while paused. */
@@ -165,7 +168,11 @@ export const Reservation = z
     endsAt: z.number().int().positive(),
     /** Added to the tenant's and its accounts' windows, and to the reservoir, while active. */
     extra: z
-      .object({ rpm: z.number().int().nonnegative().default(0), tpm: z.number().int().nonnegative().default(0), reservoir: z.number().int().nonnegative().default(0) })
+      .object({
+        rpm: z.number().int().nonnegative().default(0),
+        tpm: z.number().int().nonnegative().default(0),
+        reservoir: z.number().int().nonnegative().default(0),
+      })
       .strict(),
     note: z.string().max(200).optional(),
   })
@@ -192,15 +199,20 @@ export const Policy = z
   .strict()
   .superRefine((p, ctx) => {
     for (const [name, a] of Object.entries(p.accounts)) {
-      if (!own(p.tenants, a.tenant)) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tenant'], message: `unknown tenant "${a.tenant}"` });
-      if (!own(p.tiers, a.tier)) ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tier'], message: `unknown tier "${a.tier}"` });
+      if (!own(p.tenants, a.tenant))
+        ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tenant'], message: `unknown tenant "${a.tenant}"` });
+      if (!own(p.tiers, a.tier))
+        ctx.addIssue({ code: 'custom', path: ['accounts', name, 'tier'], message: `unknown tier "${a.tier}"` });
     }
     p.reservations.forEach((r, i) => {
-      if (!own(p.tenants, r.tenant)) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'tenant'], message: `unknown tenant "${r.tenant}"` });
-      if (r.model && !own(p.models, r.model)) ctx.addIssue({ code: 'custom', path: ['reservations', i, 'model'], message: `unknown model "${r.model}"` });
+      if (!own(p.tenants, r.tenant))
+        ctx.addIssue({ code: 'custom', path: ['reservations', i, 'tenant'], message: `unknown tenant "${r.tenant}"` });
+      if (r.model && !own(p.models, r.model))
+        ctx.addIssue({ code: 'custom', path: ['reservations', i, 'model'], message: `unknown model "${r.model}"` });
     });
     const shares = Object.values(p.tiers).reduce((s, t) => s + t.share, 0);
-    if (shares > 1 + 1e-9) ctx.addIssue({ code: 'custom', path: ['tiers'], message: `tier shares add up to ${shares}, more than 1` });
+    if (shares > 1 + 1e-9)
+      ctx.addIssue({ code: 'custom', path: ['tiers'], message: `tier shares add up to ${shares}, more than 1` });
   });
 export type Policy = z.infer<typeof Policy>;
 export type PolicyInput = z.input<typeof Policy>;
@@ -211,13 +223,17 @@ export function parsePolicy(input: unknown): Policy {
   if (result.success) return withBareRecords(result.data);
   // A refused record key says why in its inner issues ("Invalid key in record" alone names no rule).
   const reason = (i: z.core.$ZodIssue): string =>
-    i.code === 'invalid_key' && i.issues.length > 0 ? `${i.message}: ${i.issues.map((inner) => inner.message).join('; ')}` : i.message;
+    i.code === 'invalid_key' && i.issues.length > 0
+      ? `${i.message}: ${i.issues.map((inner) => inner.message).join('; ')}`
+      : i.message;
   const lines = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${reason(i)}`);
   throw new Error(`invalid policy:\n  ${lines.join('\n  ')}`);
 }
 
 /** Every record of a parsed policy without a prototype: a stray plain index still finds no Object.prototype member. */
 function withBareRecords(p: Policy): Policy {
-  const tenants = Object.fromEntries(Object.entries(p.tenants).map(([name, t]) => [name, { ...t, models: bare(t.models) }]));
+  const tenants = Object.fromEntries(
+    Object.entries(p.tenants).map(([name, t]) => [name, { ...t, models: bare(t.models) }]),
+  );
   return { ...p, tiers: bare(p.tiers), models: bare(p.models), tenants: bare(tenants), accounts: bare(p.accounts) };
 }

@@ -119,7 +119,8 @@ export class EmbeddedLiteQueue implements LiteQueue {
   }
 
   subscribe(handler: MessageHandler, options: SubscribeOptions): Subscription {
-    if (this.handler) throw new Error('the embedded engine serves one consumer group; close the other subscription first');
+    if (this.handler)
+      throw new Error('the embedded engine serves one consumer group; close the other subscription first');
     if (!(options.concurrency >= 1)) throw new Error('concurrency must be at least 1');
     this.handler = handler;
     this.concurrency = options.concurrency;
@@ -230,7 +231,10 @@ export class EmbeddedLiteQueue implements LiteQueue {
     const cancelInvisible = this.clock.setTimer(this.invisibleTimeoutMs, () => {
       if (settled) return;
       settled = true;
-      this.settle(topic, message, { kind: 'failure', reason: `handler did not return within ${this.invisibleTimeoutMs} ms` });
+      this.settle(topic, message, {
+        kind: 'failure',
+        reason: `handler did not return within ${this.invisibleTimeoutMs} ms`,
+      });
     });
     const run = (async () => {
       let result: ConsumeResult;
@@ -263,7 +267,12 @@ export class EmbeddedLiteQueue implements LiteQueue {
       case 'failure':
         if (message.attempt >= this.maxAttempts) {
           const deadLetter: DeadLetter = {
-            message: { messageId: message.messageId, liteTopic: topic.name, body: message.body, attempt: message.attempt },
+            message: {
+              messageId: message.messageId,
+              liteTopic: topic.name,
+              body: message.body,
+              attempt: message.attempt,
+            },
             reason: result.reason ?? 'handler failed',
           };
           this.dead.push(deadLetter);

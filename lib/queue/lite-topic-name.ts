@@ -39,7 +39,10 @@ export interface LiteTopicOf {
   readonly model: string;
 }
 
-export function liteTopicName({ tier, tenant, account, model }: LiteTopicOf, maxLength = MAX_LITE_TOPIC_LENGTH): string {
+export function liteTopicName(
+  { tier, tenant, account, model }: LiteTopicOf,
+  maxLength = MAX_LITE_TOPIC_LENGTH,
+): string {
   const full = [tier, tenant, account, model].map(encodePart).join('-');
   if (full.length <= maxLength) return full;
   const hash = createHash('sha256').update(full).digest('hex').slice(0, HASH_HEX);
@@ -62,8 +65,12 @@ export function liteTopicShard(liteTopic: string, shard: number, maxLength = MAX
   if (liteTopic.length + suffix.length <= maxLength) return liteTopic + suffix;
   const marker = liteTopic.lastIndexOf(LONG_MARKER);
   // Only hashed names reach the limit: liteTopicName caps short ones at it exactly.
-  const tail = marker >= 0 ? liteTopic.slice(marker) : createHash('sha256').update(liteTopic).digest('hex').slice(0, HASH_HEX);
-  let prefix = liteTopic.slice(0, Math.max(0, maxLength - suffix.length - tail.length - (marker >= 0 ? 0 : LONG_MARKER.length)));
+  const tail =
+    marker >= 0 ? liteTopic.slice(marker) : createHash('sha256').update(liteTopic).digest('hex').slice(0, HASH_HEX);
+  let prefix = liteTopic.slice(
+    0,
+    Math.max(0, maxLength - suffix.length - tail.length - (marker >= 0 ? 0 : LONG_MARKER.length)),
+  );
   const lastEscape = prefix.lastIndexOf('_');
   if (lastEscape >= 0 && prefix.length - lastEscape < 3) prefix = prefix.slice(0, lastEscape);
   return `${prefix}${marker >= 0 ? '' : LONG_MARKER}${tail}${suffix}`;

@@ -44,7 +44,8 @@ export class ShardedLiteQueue implements LiteQueue {
     private readonly inner: LiteQueue,
     private readonly opts: ShardedLiteQueueOptions,
   ) {
-    if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
+    if (!Number.isInteger(opts.shards) || opts.shards < 1)
+      throw new Error(`shards must be a positive integer, got ${opts.shards}`);
     this.remember = opts.remember ?? 10_000;
     this.quietMs = opts.quietMs ?? DEFAULT_QUIET_MS;
   }

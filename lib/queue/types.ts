@@ -62,7 +62,10 @@ export interface LiteQueue {
 
 /** Raised when the broker refuses a new LiteTopic because its quota is used up. */
 export class LiteTopicQuotaError extends Error {
-  constructor(readonly liteTopic: string, message = `LiteTopic quota exceeded creating ${liteTopic}`) {
+  constructor(
+    readonly liteTopic: string,
+    message = `LiteTopic quota exceeded creating ${liteTopic}`,
+  ) {
     super(message);
     this.name = 'LiteTopicQuotaError';
   }

@@ -33,7 +33,14 @@ return 1
 `,
 );
 
-async function setFinal(client: EvalClient, key: string, value: string, ttlSec: number, channel: string, acceptedAt?: number) {
+async function setFinal(
+  client: EvalClient,
+  key: string,
+  value: string,
+  ttlSec: number,
+  channel: string,
+  acceptedAt?: number,
+) {
   const args = [value, String(ttlSec), channel, acceptedAt === undefined ? '' : String(acceptedAt)];
   return Number(await safeEval(client, SET_FINAL, [key], args)) === 1;
 }
@@ -44,7 +51,13 @@ export interface ResultTransport {
   get(key: string): Promise<string | null>;
   setNx(key: string, value: string, ttlSec: number): Promise<void>;
   /** Stores a final result unless one is there already (a pending record is replaced), then publishes; true if stored. */
-  setFinalAndPublish(key: string, value: string, ttlSec: number, channel: string, acceptedAt?: number): Promise<boolean>;
+  setFinalAndPublish(
+    key: string,
+    value: string,
+    ttlSec: number,
+    channel: string,
+    acceptedAt?: number,
+  ): Promise<boolean>;
   appendAndPublish(listKey: string, value: string, ttlSec: number, channel: string): Promise<void>;
   range(listKey: string, from: number): Promise<string[]>;
   /** Resolves once the subscription is live; the returned function ends it. */
@@ -76,7 +89,8 @@ export function createRedisResults(options: RedisResultsOptions): ResultChannel 
     const raw = await transport.get(resultKey(id));
     return raw ? (JSON.parse(raw) as StoredResult | PendingRecord) : undefined;
   }
-  const isFinal = (r: StoredResult | PendingRecord | undefined): r is StoredResult => r !== undefined && r.status !== 'queued';
+  const isFinal = (r: StoredResult | PendingRecord | undefined): r is StoredResult =>
+    r !== undefined && r.status !== 'queued';
 
   /** A wake-up source: resolves on the next notification, the timeout, or abort. */
   async function listen(id: string) {
@@ -185,7 +199,8 @@ export function ioredisTransport(redis: IoRedis): ResultTransport {
     async setNx(key, value, ttlSec) {
       await redis.set(key, value, 'EX', ttlSec, 'NX');
     },
-    setFinalAndPublish: (key, value, ttlSec, channel, at) => setFinal(ioredisEvalClient(redis), key, value, ttlSec, channel, at),
+    setFinalAndPublish: (key, value, ttlSec, channel, at) =>
+      setFinal(ioredisEvalClient(redis), key, value, ttlSec, channel, at),
     async appendAndPublish(listKey, value, ttlSec, channel) {
       await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
     },
@@ -214,15 +229,22 @@ export function ioredisTransport(redis: IoRedis): ResultTransport {
 /** Upstash REST transport: pipelines for the writes, SSE subscriptions for the wake-ups. */
 export function upstashTransport(redis: UpstashRedis): ResultTransport {
   return {
-    get: (key) => redis.get<string>(key).then((v) => (v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v))),
+    get: (key) =>
+      redis
+        .get<string>(key)
+        .then((v) => (v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v))),
     async setNx(key, value, ttlSec) {
       await redis.set(key, value, { ex: ttlSec, nx: true });
     },
-    setFinalAndPublish: (key, value, ttlSec, channel, at) => setFinal(upstashEvalClient(redis), key, value, ttlSec, channel, at),
+    setFinalAndPublish: (key, value, ttlSec, channel, at) =>
+      setFinal(upstashEvalClient(redis), key, value, ttlSec, channel, at),
     async appendAndPublish(listKey, value, ttlSec, channel) {
       await redis.multi().rpush(listKey, value).expire(listKey, ttlSec).publish(channel, '1').exec();
     },
-    range: (listKey, from) => redis.lrange<string>(listKey, from, -1).then((l) => l.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))),
+    range: (listKey, from) =>
+      redis
+        .lrange<string>(listKey, from, -1)
+        .then((l) => l.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))),
     subscribe(channel, onMessage) {
       return new Promise((resolve, reject) => {
         const subscriber = redis.subscribe(channel);

@@ -47,7 +47,8 @@ export function claimRecord(
   leaseMs: number,
   ttlMs: number,
 ): [Claim, AttemptRecord] {
-  const r: AttemptRecord = record && record.expiresAt > now ? { ...record } : { until: 0, calls: 0, failures: 0, expiresAt: 0 };
+  const r: AttemptRecord =
+    record && record.expiresAt > now ? { ...record } : { until: 0, calls: 0, failures: 0, expiresAt: 0 };
   r.expiresAt = now + ttlMs;
   if (r.owner !== undefined) {
     if (r.until > now) return [{ state: 'busy', retryAfterMs: r.until - now, calls: r.calls, failures: r.failures }, r];
@@ -69,7 +70,8 @@ export function endRecord(
   now: number,
   ttlMs: number,
 ): AttemptRecord {
-  const r: AttemptRecord = record && record.expiresAt > now ? { ...record } : { until: 0, calls: 0, failures: 0, expiresAt: 0 };
+  const r: AttemptRecord =
+    record && record.expiresAt > now ? { ...record } : { until: 0, calls: 0, failures: 0, expiresAt: 0 };
   r.expiresAt = now + ttlMs;
   // A call that outlived its lease and was declared lost has been counted already.
   if (r.owner !== owner) return r;

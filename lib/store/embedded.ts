@@ -151,7 +151,17 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       const leases = leasesOf(request.key, now);
       const inUse = countByTier(leases);
       const marks = reclaims.get(request.key) ?? {};
-      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS, request.moreWaiting ?? true, slotAsk(request), claims.get(request.key));
+      const decision = takeSlot(
+        request,
+        inUse,
+        request.tier,
+        marks,
+        now,
+        request.reclaimMs ?? DEFAULT_RECLAIM_MS,
+        request.moreWaiting ?? true,
+        slotAsk(request),
+        claims.get(request.key),
+      );
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);
       if (Object.keys(decision.claims).length > 0) claims.set(request.key, decision.claims);

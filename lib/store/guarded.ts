@@ -118,9 +118,21 @@ export function createDenialCache(clock: Clock, maxEntries = 10_000) {
     decision.windows.forEach((w, i) => {
       const key = limits[i]?.key;
       if (key === undefined) return;
-      const refusedHere = !decision.allowed && 'unit' in decision.deniedBy && decision.deniedBy.scope === w.scope && decision.deniedBy.unit === w.unit;
+      const refusedHere =
+        !decision.allowed &&
+        'unit' in decision.deniedBy &&
+        decision.deniedBy.scope === w.scope &&
+        decision.deniedBy.unit === w.unit;
       if (!refusedHere && w.remaining > 0) return;
-      known.set(key, { scope: w.scope, unit: w.unit, limit: w.limit, windowMs: w.windowMs, windowStart: w.windowStart, remaining: w.remaining, until: now + w.resetMs });
+      known.set(key, {
+        scope: w.scope,
+        unit: w.unit,
+        limit: w.limit,
+        windowMs: w.windowMs,
+        windowStart: w.windowStart,
+        remaining: w.remaining,
+        until: now + w.resetMs,
+      });
     });
     if (known.size > maxEntries) evict(now);
   }
@@ -156,10 +168,27 @@ export function createDenialCache(clock: Clock, maxEntries = 10_000) {
     if (!denied) return undefined;
     const windows: WindowState[] = input.limits.map((l) => {
       const w = known.get(l.key);
-      if (w) return { scope: l.scope, unit: l.unit, limit: l.limit, windowMs: l.windowMs, remaining: Math.max(0, w.remaining + (l.limit - w.limit)), windowStart: w.windowStart, resetMs: w.until - now };
+      if (w)
+        return {
+          scope: l.scope,
+          unit: l.unit,
+          limit: l.limit,
+          windowMs: l.windowMs,
+          remaining: Math.max(0, w.remaining + (l.limit - w.limit)),
+          windowStart: w.windowStart,
+          resetMs: w.until - now,
+        };
       // Not known here: report the window as the local clock sees it.
       const windowStart = alignedWindowStart(now, l.windowMs);
-      return { scope: l.scope, unit: l.unit, limit: l.limit, windowMs: l.windowMs, remaining: l.limit, windowStart, resetMs: windowStart + l.windowMs - now };
+      return {
+        scope: l.scope,
+        unit: l.unit,
+        limit: l.limit,
+        windowMs: l.windowMs,
+        remaining: l.limit,
+        windowStart,
+        resetMs: windowStart + l.windowMs - now,
+      };
     });
     return { allowed: false, windows, deniedBy: { scope: denied.scope, unit: denied.unit }, retryAfterMs, queued: 0 };
   }
@@ -168,7 +197,14 @@ export function createDenialCache(clock: Clock, maxEntries = 10_000) {
     for (const item of items) if (item.delta < 0) known.delete(item.key);
   }
 
-  return { remember, check, refunded, get size() { return known.size; } };
+  return {
+    remember,
+    check,
+    refunded,
+    get size() {
+      return known.size;
+    },
+  };
 }
 
 export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
@@ -188,7 +224,12 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
   const counts = { primary: 0, failures: 0, timeouts: 0, degraded: 0, cachedDenials: 0 };
 
   function withTimeout<T>(promise: Promise<T>): Promise<T> {
-    return withClockTimeout(clock, promise, timeoutMs, () => new TimeoutError(`rate store did not answer within ${timeoutMs} ms`));
+    return withClockTimeout(
+      clock,
+      promise,
+      timeoutMs,
+      () => new TimeoutError(`rate store did not answer within ${timeoutMs} ms`),
+    );
   }
 
   /** Runs `op` on the shared store unless the breaker is open; `undefined` means "degrade". */
@@ -289,7 +330,10 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
         throw unavailable();
       }
       counts.degraded++;
-      const decision = await fallback.acquireSlot({ ...request, capacity: Math.max(1, Math.floor(request.capacity * factor)) });
+      const decision = await fallback.acquireSlot({
+        ...request,
+        capacity: Math.max(1, Math.floor(request.capacity * factor)),
+      });
       if (!decision.granted) giveBack();
       return decision;
     },
@@ -319,7 +363,8 @@ type Attempt = <T>(name: string, op: () => Promise<T>) => Promise<{ value: T } |
 
 /** Aggregate calls never fail the caller: what the shared store cannot take goes to the fallback. */
 function guardedAggregate(primary: AggregateOps, fallback: AggregateOps, attempt: Attempt): AggregateOps {
-  const either = <A extends unknown[], T>(name: keyof AggregateOps, run: (s: AggregateOps, ...args: A) => Promise<T>) =>
+  const either =
+    <A extends unknown[], T>(name: keyof AggregateOps, run: (s: AggregateOps, ...args: A) => Promise<T>) =>
     async (...args: A): Promise<T> => {
       const result = await attempt(name, () => run(primary, ...args));
       return result ? result.value : run(fallback, ...args);
@@ -328,7 +373,8 @@ function guardedAggregate(primary: AggregateOps, fallback: AggregateOps, attempt
     addCounts: either('addCounts', (s, adds: Parameters<AggregateOps['addCounts']>[0]) => s.addCounts(adds)),
     readCounts: either('readCounts', (s, keys: readonly string[]) => s.readCounts(keys)),
     putMember: either('putMember', (s, index: string, id: string, value: string, ttlMs: number, max: number) =>
-      s.putMember(index, id, value, ttlMs, max)),
+      s.putMember(index, id, value, ttlMs, max),
+    ),
     readMembers: either('readMembers', (s, index: string, ttlMs: number) => s.readMembers(index, ttlMs)),
     appendLines: either('appendLines', (s, adds: Parameters<AggregateOps['appendLines']>[0]) => s.appendLines(adds)),
     readLines: either('readLines', (s, keys: readonly string[], field: string) => s.readLines(keys, field)),

@@ -75,7 +75,10 @@ export class Alerts {
     if (this.last.size > 10_000) this.forgetOld(now);
     const message = detail ? `${ALERTS[alert]}: ${detail}` : ALERTS[alert];
     const clean = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as AlertFields;
-    this.options.log.warn({ event: 'alert', alert, key, ...clean, ...(repeats ? { repeats } : {}) }, `alert: ${message}`);
+    this.options.log.warn(
+      { event: 'alert', alert, key, ...clean, ...(repeats ? { repeats } : {}) },
+      `alert: ${message}`,
+    );
     const labels: Labels = { alert, tier: fields.tier ?? '' };
     for (const sink of this.options.sinks) sink.count('alerts', labels, 1);
     this.recentRecords.unshift({ at: now, alert, key, message, fields: clean, repeats });

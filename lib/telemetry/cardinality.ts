@@ -112,7 +112,9 @@ export class TopNLabels {
   }
 
   private forgetQuietest(now: number): void {
-    const ranked = [...this.scores.entries()].filter(([k]) => !this.named.has(k)).sort((a, b) => this.decayed(a[1], now) - this.decayed(b[1], now));
+    const ranked = [...this.scores.entries()]
+      .filter(([k]) => !this.named.has(k))
+      .sort((a, b) => this.decayed(a[1], now) - this.decayed(b[1], now));
     const drop = Math.max(1, Math.floor(ranked.length / 2));
     for (const [k] of ranked.slice(0, drop)) this.scores.delete(k);
   }

@@ -12,18 +12,45 @@ export type Labels = Readonly<Record<string, string>>;
 
 export const COUNTERS = {
   admitted: { help: 'Requests admitted at the edge.', labels: ['tier', 'tenant', 'model'] },
-  refused: { help: 'Requests refused at the edge, by reason (x-sluice-reason).', labels: ['tier', 'tenant', 'model', 'reason'] },
-  warned: { help: 'Requests admitted with a near-limit warning (x-sluice-warning).', labels: ['tier', 'tenant', 'model'] },
-  degraded: { help: 'Degrade-tier requests admitted past their soft quota, to be paced slower.', labels: ['tier', 'tenant', 'model'] },
-  spilled: { help: 'Envelopes sent to the spillover queue because the broker refused them.', labels: ['tier', 'tenant', 'model'] },
-  suspended: { help: 'Deliveries suspended by the dispatcher, by cause (pace or capacity).', labels: ['tier', 'tenant', 'model', 'cause'] },
+  refused: {
+    help: 'Requests refused at the edge, by reason (x-sluice-reason).',
+    labels: ['tier', 'tenant', 'model', 'reason'],
+  },
+  warned: {
+    help: 'Requests admitted with a near-limit warning (x-sluice-warning).',
+    labels: ['tier', 'tenant', 'model'],
+  },
+  degraded: {
+    help: 'Degrade-tier requests admitted past their soft quota, to be paced slower.',
+    labels: ['tier', 'tenant', 'model'],
+  },
+  spilled: {
+    help: 'Envelopes sent to the spillover queue because the broker refused them.',
+    labels: ['tier', 'tenant', 'model'],
+  },
+  suspended: {
+    help: 'Deliveries suspended by the dispatcher, by cause (pace or capacity).',
+    labels: ['tier', 'tenant', 'model', 'cause'],
+  },
   dispatched: { help: 'Deliveries that got a GPU slot and were sent upstream.', labels: ['tier', 'tenant', 'model'] },
   completed: { help: 'Requests answered by the model endpoint.', labels: ['tier', 'tenant', 'model'] },
-  absorbed: { help: 'Requests held in the queue (waited at least the Suspend granularity) and then completed: the burst absorbed instead of refused.', labels: ['tier', 'tenant', 'model'] },
+  absorbed: {
+    help: 'Requests held in the queue (waited at least the Suspend granularity) and then completed: the burst absorbed instead of refused.',
+    labels: ['tier', 'tenant', 'model'],
+  },
   retried: { help: 'Deliveries that failed retriably and will be redelivered.', labels: ['tier', 'tenant', 'model'] },
-  expired: { help: 'Requests that waited longer than their tier allows and were answered 504.', labels: ['tier', 'tenant', 'model'] },
-  dead_lettered: { help: 'Envelopes put in the dead-letter queue (failed for good or expired), by kind.', labels: ['tier', 'tenant', 'model', 'kind'] },
-  pace_changes: { help: 'Changes of a model\'s release pace by congestion control, by direction.', labels: ['model', 'direction'] },
+  expired: {
+    help: 'Requests that waited longer than their tier allows and were answered 504.',
+    labels: ['tier', 'tenant', 'model'],
+  },
+  dead_lettered: {
+    help: 'Envelopes put in the dead-letter queue (failed for good or expired), by kind.',
+    labels: ['tier', 'tenant', 'model', 'kind'],
+  },
+  pace_changes: {
+    help: "Changes of a model's release pace by congestion control, by direction.",
+    labels: ['model', 'direction'],
+  },
   alerts: { help: 'Alerts raised (also logged as structured events), by alert.', labels: ['alert', 'tier'] },
 } as const satisfies Record<string, { help: string; labels: readonly string[] }>;
 
@@ -37,11 +64,20 @@ export const HISTOGRAMS = {
 } as const satisfies Record<string, { help: string; labels: readonly string[] }>;
 
 export const GAUGES = {
-  reservoir_depth: { help: 'Requests waiting in the LiteTopics of this tier, tenant and model.', labels: ['tier', 'tenant', 'model'] },
+  reservoir_depth: {
+    help: 'Requests waiting in the LiteTopics of this tier, tenant and model.',
+    labels: ['tier', 'tenant', 'model'],
+  },
   gpu_slots_in_use: { help: 'GPU slots held by the tier on the model.', labels: ['model', 'tier'] },
-  gpu_slots_reserved: { help: 'GPU slots reserved for the tier on the model (its share of the capacity).', labels: ['model', 'tier'] },
-  gpu_slots_capacity: { help: 'GPU slots of the model: the policy\'s, or as its servers\' metrics set them (saturation).', labels: ['model'] },
-  pace_factor: { help: 'Congestion factor applied to the model\'s release pace (1 = full pace).', labels: ['model'] },
+  gpu_slots_reserved: {
+    help: 'GPU slots reserved for the tier on the model (its share of the capacity).',
+    labels: ['model', 'tier'],
+  },
+  gpu_slots_capacity: {
+    help: "GPU slots of the model: the policy's, or as its servers' metrics set them (saturation).",
+    labels: ['model'],
+  },
+  pace_factor: { help: "Congestion factor applied to the model's release pace (1 = full pace).", labels: ['model'] },
 } as const satisfies Record<string, { help: string; labels: readonly string[] }>;
 
 export type CounterName = keyof typeof COUNTERS;

@@ -61,7 +61,10 @@ export const noneOffered = (): Offered => ({ admitted: 0, refused: 0, warned: 0 
 
 /** Zeros for each history series, `steps` long. */
 export function emptySeries(steps: number): Record<HistorySeries, number[]> {
-  return Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<HistorySeries, number[]>;
+  return Object.fromEntries(HISTORY_SERIES.map((s) => [s, new Array<number>(steps).fill(0)])) as Record<
+    HistorySeries,
+    number[]
+  >;
 }
 
 export class FlowWindow {
@@ -72,7 +75,11 @@ export class FlowWindow {
 
   /** One admission decision of `by`, counted under `field`. */
   offered(by: OfferedBy, field: keyof Offered): void {
-    const b = this.bucket(this.burst, (start) => ({ start, tenants: new Map(), accounts: new Map() }), this.opts.burstWindowMs);
+    const b = this.bucket(
+      this.burst,
+      (start) => ({ start, tenants: new Map(), accounts: new Map() }),
+      this.opts.burstWindowMs,
+    );
     const tenantKey = b.tenants.has(by.tenant) || b.tenants.size < MAX_BUCKET_KEYS ? by.tenant : OTHER;
     const t = b.tenants.get(tenantKey) ?? noneOffered();
     t[field]++;

@@ -17,7 +17,9 @@ export function gpuRows(
   /** Slots read from the model servers' metrics, where they replace the policy's. */
   slotsRead: ReadonlyMap<string, number> = new Map(),
 ): GpuRow[] {
-  const shares = Object.fromEntries(Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]));
+  const shares = Object.fromEntries(
+    Object.entries(policy.tiers).map(([name, t]) => [name, { share: t.share, lendable: t.lendable }]),
+  );
   return Object.entries(policy.models).map(([model, m]) => {
     const capacity = m.saturation ? (slotsRead.get(model) ?? m.slots) : m.slots;
     const gate = gateFromShares(capacity, shares);
@@ -27,7 +29,11 @@ export function gpuRows(
       model,
       capacity,
       paceFactor: pace.get(model) ?? 1,
-      tiers: [...tiers].map((tier) => ({ tier, inUse: used.get(tier) ?? 0, reserved: own(gate.tiers, tier)?.reserved ?? 0 })),
+      tiers: [...tiers].map((tier) => ({
+        tier,
+        inUse: used.get(tier) ?? 0,
+        reserved: own(gate.tiers, tier)?.reserved ?? 0,
+      })),
     };
   });
 }

@@ -69,7 +69,12 @@ export interface LiveState {
   readonly accounts: readonly AccountRow[];
   readonly liteTopics: readonly LiteTopicRow[];
   readonly history: HistoryView;
-  readonly gpu: readonly { model: string; capacity: number; paceFactor: number; tiers: { tier: string; inUse: number; reserved: number }[] }[];
+  readonly gpu: readonly {
+    model: string;
+    capacity: number;
+    paceFactor: number;
+    tiers: { tier: string; inUse: number; reserved: number }[];
+  }[];
   readonly totals: Record<string, number>;
   readonly paused: { readonly tenants: readonly string[]; readonly accounts: readonly string[] };
   /** Burst bookings (policy reservations) active now or upcoming, soonest first. */
@@ -124,8 +129,12 @@ export function deepestLiteTopics(rows: LiteTopicRow[], limit: number): LiteTopi
 
 export function pausedIds(policy: Policy): LiveState['paused'] {
   return {
-    tenants: Object.entries(policy.tenants).filter(([, t]) => t.paused).map(([n]) => n),
-    accounts: Object.entries(policy.accounts).filter(([, a]) => a.paused).map(([n]) => n),
+    tenants: Object.entries(policy.tenants)
+      .filter(([, t]) => t.paused)
+      .map(([n]) => n),
+    accounts: Object.entries(policy.accounts)
+      .filter(([, a]) => a.paused)
+      .map(([n]) => n),
   };
 }
 
@@ -134,7 +143,16 @@ export function bookingsOf(policy: Policy, now: number): Booking[] {
   const list = (policy as { reservations?: readonly Omit<Booking, 'active'>[] }).reservations ?? [];
   return list
     .filter((r) => r.endsAt > now)
-    .map((r) => ({ id: r.id, tenant: r.tenant, model: r.model, startsAt: r.startsAt, endsAt: r.endsAt, extra: r.extra, note: r.note, active: r.startsAt <= now }))
+    .map((r) => ({
+      id: r.id,
+      tenant: r.tenant,
+      model: r.model,
+      startsAt: r.startsAt,
+      endsAt: r.endsAt,
+      extra: r.extra,
+      note: r.note,
+      active: r.startsAt <= now,
+    }))
     .sort((a, b) => a.startsAt - b.startsAt);
 }
 

@@ -5,7 +5,18 @@
  * Sluices in one process (tests) do not collide.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { COUNTERS, GAUGES, HISTOGRAMS, LATENCY_BUCKETS_S, type CounterName, type GaugeName, type GaugeSample, type HistogramName, type Labels, type MetricSink } from './catalog.js';
+import {
+  COUNTERS,
+  GAUGES,
+  HISTOGRAMS,
+  LATENCY_BUCKETS_S,
+  type CounterName,
+  type GaugeName,
+  type GaugeSample,
+  type HistogramName,
+  type Labels,
+  type MetricSink,
+} from './catalog.js';
 
 export interface PrometheusSink extends MetricSink {
   readonly registry: Registry;
@@ -19,11 +30,22 @@ export function createPrometheusSink(options: { registry?: Registry; prefix?: st
   const prefix = options.prefix ?? 'sluice_';
   const counters = {} as Record<CounterName, Counter<string>>;
   for (const [name, spec] of Object.entries(COUNTERS) as [CounterName, (typeof COUNTERS)[CounterName]][]) {
-    counters[name] = new Counter({ name: `${prefix}${name}_total`, help: spec.help, labelNames: [...spec.labels], registers: [registry] });
+    counters[name] = new Counter({
+      name: `${prefix}${name}_total`,
+      help: spec.help,
+      labelNames: [...spec.labels],
+      registers: [registry],
+    });
   }
   const histograms = {} as Record<HistogramName, Histogram<string>>;
   for (const [name, spec] of Object.entries(HISTOGRAMS) as [HistogramName, (typeof HISTOGRAMS)[HistogramName]][]) {
-    histograms[name] = new Histogram({ name: `${prefix}${name}_seconds`, help: spec.help, labelNames: [...spec.labels], buckets: LATENCY_BUCKETS_S, registers: [registry] });
+    histograms[name] = new Histogram({
+      name: `${prefix}${name}_seconds`,
+      help: spec.help,
+      labelNames: [...spec.labels],
+      buckets: LATENCY_BUCKETS_S,
+      registers: [registry],
+    });
   }
 
   let readGauges: () => readonly GaugeSample[] = () => [];

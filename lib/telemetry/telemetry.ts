@@ -29,7 +29,15 @@ import { waitStages } from './wait-stages.js';
 import { OTHER, TopNLabels } from './cardinality.js';
 import { FlowWindow } from './flow-window.js';
 import { gpuRows } from './gpu-view.js';
-import { bookingsOf, deepestLiteTopics, flowRows, pausedIds, type LiteTopicRow, type LiveState, type WarningRecord } from './live-state.js';
+import {
+  bookingsOf,
+  deepestLiteTopics,
+  flowRows,
+  pausedIds,
+  type LiteTopicRow,
+  type LiveState,
+  type WarningRecord,
+} from './live-state.js';
 import type { Logger } from './log.js';
 
 /** What the edge reports per admission decision (structurally functions/edge/deps.ts AdmissionEvent). */
@@ -86,7 +94,14 @@ interface InFlight {
   readonly at: number;
 }
 
-export { bookingsOf, HISTORY_SERIES, type Booking, type HistorySeries, type LiveState, type WarningRecord } from './live-state.js';
+export {
+  bookingsOf,
+  HISTORY_SERIES,
+  type Booking,
+  type HistorySeries,
+  type LiveState,
+  type WarningRecord,
+} from './live-state.js';
 
 export interface Telemetry {
   onAdmission(event: AdmissionInfo): void;
@@ -145,14 +160,20 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
 
   /** Labels of one event; each event also counts towards its tenant's place in the top N. */
   function labelsOf(e: { tier: string; tenant: string; model: string }): Labels {
-    return { tier: e.tier, tenant: options.tenantLabel ? options.tenantLabel(e.tenant) : tenants.touch(e.tenant), model: e.model };
+    return {
+      tier: e.tier,
+      tenant: options.tenantLabel ? options.tenantLabel(e.tenant) : tenants.touch(e.tenant),
+      model: e.model,
+    };
   }
 
   function priorityTiers(policy: Policy): readonly string[] {
     if (options.priorityTiers) return options.priorityTiers;
     const weights = Object.values(policy.tiers).map((t) => t.weight);
     const top = Math.max(...weights);
-    return Object.entries(policy.tiers).filter(([, t]) => t.weight === top).map(([n]) => n);
+    return Object.entries(policy.tiers)
+      .filter(([, t]) => t.weight === top)
+      .map(([n]) => n);
   }
 
   function topic(liteTopic: string, e: { tier: string; tenant: string; model: string }): TopicInfo {
@@ -189,7 +210,16 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       alerts.raise(
         'queue-wait-above-max',
         liteTopic,
-        { tier: t.tier, tenant: t.tenant, model: t.model, liteTopic, depth, expectedWaitMs, maxQueueWaitMs: tier.maxQueueWaitMs, basis: 'expected' },
+        {
+          tier: t.tier,
+          tenant: t.tenant,
+          model: t.model,
+          liteTopic,
+          depth,
+          expectedWaitMs,
+          maxQueueWaitMs: tier.maxQueueWaitMs,
+          basis: 'expected',
+        },
         `${liteTopic} expects ${expectedWaitMs} ms for ${depth} waiting, max ${tier.maxQueueWaitMs} ms`,
       );
     }
@@ -201,7 +231,15 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     alerts.raise(
       'queue-wait-above-max',
       envelope.liteTopic,
-      { tier: envelope.tier, tenant: envelope.tenant, model: envelope.model, liteTopic: envelope.liteTopic, waitMs, maxQueueWaitMs: max, basis: 'observed' },
+      {
+        tier: envelope.tier,
+        tenant: envelope.tenant,
+        model: envelope.model,
+        liteTopic: envelope.liteTopic,
+        waitMs,
+        maxQueueWaitMs: max,
+        basis: 'observed',
+      },
       `${envelope.liteTopic} waited ${waitMs} ms, max ${max} ms`,
     );
   }
@@ -230,10 +268,23 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         const i = warnings.findIndex((w) => w.account === e.account && w.model === e.model);
         const folded = i >= 0 ? warnings[i]!.count + 1 : 1;
         if (i >= 0) warnings.splice(i, 1);
-        warnings.unshift({ at: clock.now(), tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, message: e.warning, count: folded });
+        warnings.unshift({
+          at: clock.now(),
+          tier: e.tier,
+          tenant: e.tenant,
+          account: e.account,
+          model: e.model,
+          message: e.warning,
+          count: folded,
+        });
         if (warnings.length > 50) warnings.length = 50;
         if (priorityTiers(policy).includes(e.tier)) {
-          alerts.raise('realtime-near-limit', `${e.tier}|${e.account}|${e.model}`, { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, warning: e.warning }, `${e.account} (${e.tenant}, ${e.tier}) ${e.warning}`);
+          alerts.raise(
+            'realtime-near-limit',
+            `${e.tier}|${e.account}|${e.model}`,
+            { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, warning: e.warning },
+            `${e.account} (${e.tenant}, ${e.tier}) ${e.warning}`,
+          );
         }
       }
       checkExpectedWait(policy, lt, t, e.account);
@@ -244,14 +295,31 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       flow.outcome(e.tier, 'refused');
       // At a rate limit (not paused, not too large): the high-priority tier hit its cap.
       if (reason.includes(':') && priorityTiers(policy).includes(e.tier)) {
-        alerts.raise('realtime-near-limit', `${e.tier}|${e.account}|${e.model}`, { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, reason }, `${e.account} (${e.tenant}, ${e.tier}) refused at ${reason}`);
+        alerts.raise(
+          'realtime-near-limit',
+          `${e.tier}|${e.account}|${e.model}`,
+          { tier: e.tier, tenant: e.tenant, account: e.account, model: e.model, reason },
+          `${e.account} (${e.tenant}, ${e.tier}) refused at ${reason}`,
+        );
       }
     }
   }
 
   function deadLettered(envelope: Envelope, kind: string, reason: string) {
     count('dead_lettered', { ...labelsOf(envelope), kind });
-    alerts.raise('dead-letters', envelope.liteTopic, { tier: envelope.tier, tenant: envelope.tenant, model: envelope.model, liteTopic: envelope.liteTopic, kind, reason }, `${envelope.liteTopic}: ${reason}`);
+    alerts.raise(
+      'dead-letters',
+      envelope.liteTopic,
+      {
+        tier: envelope.tier,
+        tenant: envelope.tenant,
+        model: envelope.model,
+        liteTopic: envelope.liteTopic,
+        kind,
+        reason,
+      },
+      `${envelope.liteTopic}: ${reason}`,
+    );
   }
 
   function onDispatch(event: DispatchEvent) {
@@ -259,7 +327,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     if (event.type === 'congestion') return recordPaceChange({ model: event.model, factor: event.factor });
     if (event.type === 'capacity') return void slotsRead.set(event.model, event.slots);
     const envelope = event.envelope;
-    for (const { stage, ms } of waitStages(event)) observe('wait', { stage, tier: envelope.tier, model: envelope.model }, ms);
+    for (const { stage, ms } of waitStages(event))
+      observe('wait', { stage, tier: envelope.tier, model: envelope.model }, ms);
     // Deliveries and slot waits only feed the wait split; what follows counts outcomes.
     if (event.type === 'delivered' || event.type === 'awaiting-slot') return;
     const labels = labelsOf(envelope);
@@ -272,7 +341,12 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         count('dispatched', labels);
         observe('queue_wait', labels, event.queueWaitMs);
         if (inFlight.size >= MAX_IN_FLIGHT) pruneInFlight();
-        inFlight.set(envelope.id, { tier: envelope.tier, model: envelope.model, held: event.queueWaitMs >= absorbAfterMs, at: clock.now() });
+        inFlight.set(envelope.id, {
+          tier: envelope.tier,
+          model: envelope.model,
+          held: event.queueWaitMs >= absorbAfterMs,
+          at: clock.now(),
+        });
         checkObservedWait(envelope, event.queueWaitMs);
         break;
       case 'completed': {
@@ -323,18 +397,33 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     } catch {
       envelope = undefined;
     }
-    if (envelope && typeof envelope.tier === 'string' && typeof envelope.tenant === 'string' && typeof envelope.model === 'string') {
+    if (
+      envelope &&
+      typeof envelope.tier === 'string' &&
+      typeof envelope.tenant === 'string' &&
+      typeof envelope.model === 'string'
+    ) {
       deadLettered({ ...envelope, liteTopic: d.message.liteTopic }, 'queue', d.reason);
       finished({ ...envelope, liteTopic: d.message.liteTopic });
     } else {
       count('dead_lettered', { tier: 'unknown', tenant: OTHER, model: 'unknown', kind: 'queue' });
-      alerts.raise('dead-letters', d.message.liteTopic, { liteTopic: d.message.liteTopic, kind: 'queue', reason: d.reason }, `${d.message.liteTopic}: ${d.reason}`);
+      alerts.raise(
+        'dead-letters',
+        d.message.liteTopic,
+        { liteTopic: d.message.liteTopic, kind: 'queue', reason: d.reason },
+        `${d.message.liteTopic}: ${d.reason}`,
+      );
     }
   }
 
   function recordSpill(envelope: Pick<Envelope, 'tier' | 'tenant' | 'model' | 'liteTopic'>) {
     count('spilled', labelsOf(envelope));
-    alerts.raise('spillover-in-use', 'spillover', { tier: envelope.tier, tenant: envelope.tenant, model: envelope.model, liteTopic: envelope.liteTopic }, `${envelope.liteTopic} spilled to the SQS spillover queue`);
+    alerts.raise(
+      'spillover-in-use',
+      'spillover',
+      { tier: envelope.tier, tenant: envelope.tenant, model: envelope.model, liteTopic: envelope.liteTopic },
+      `${envelope.liteTopic} spilled to the SQS spillover queue`,
+    );
   }
 
   function recordPaceChange(change: { model: string; factor: number; reason?: string }) {
@@ -342,7 +431,10 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     if (change.factor === prev) return;
     pace.set(change.model, change.factor);
     count('pace_changes', { model: change.model, direction: change.factor < prev ? 'down' : 'up' });
-    log.info({ event: 'pace-change', model: change.model, from: prev, to: change.factor, reason: change.reason }, 'model pace changed');
+    log.info(
+      { event: 'pace-change', model: change.model, from: prev, to: change.factor, reason: change.reason },
+      'model pace changed',
+    );
   }
 
   function slotsInUse(): Map<string, Map<string, number>> {
@@ -392,7 +484,14 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       const depth = depthOf(name, t);
       if (depth === 0) continue;
       queuedByTenant.set(t.tenant, (queuedByTenant.get(t.tenant) ?? 0) + depth);
-      liteTopics.push({ liteTopic: name, tier: t.tier, tenant: t.tenant, model: t.model, depth, maxQueueWaitMs: own(policy.tiers, t.tier)?.maxQueueWaitMs });
+      liteTopics.push({
+        liteTopic: name,
+        tier: t.tier,
+        tenant: t.tenant,
+        model: t.model,
+        depth,
+        maxQueueWaitMs: own(policy.tiers, t.tier)?.maxQueueWaitMs,
+      });
       // Expected waits are checked on each read too, so a LiteTopic that stopped
       // receiving (but still holds a backlog) keeps being watched.
       if (t.account) checkExpectedWait(policy, name, t, t.account);
@@ -425,7 +524,10 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         const now = clock.now();
         if (now - lastListenerError >= 60_000) {
           lastListenerError = now;
-          log.error({ event: 'telemetry-error', err: error instanceof Error ? error.message : String(error) }, 'telemetry listener failed; event dropped');
+          log.error(
+            { event: 'telemetry-error', err: error instanceof Error ? error.message : String(error) },
+            'telemetry listener failed; event dropped',
+          );
         }
       }
     };

@@ -41,7 +41,8 @@ export function waitStages(event: DispatchEvent): StageTime[] {
   switch (event.type) {
     case 'delivered': {
       if (event.first) return [{ stage: 'broker', ms: event.sinceEnqueueMs }];
-      const stage = event.parkedBy !== undefined && Object.hasOwn(PARKED, event.parkedBy) ? PARKED[event.parkedBy]! : undefined;
+      const stage =
+        event.parkedBy !== undefined && Object.hasOwn(PARKED, event.parkedBy) ? PARKED[event.parkedBy]! : undefined;
       return stage && event.parkedMs !== undefined ? [{ stage, ms: event.parkedMs }] : [];
     }
     case 'suspended':

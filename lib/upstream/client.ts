@@ -8,7 +8,6 @@ import { UPSTREAM_PATHS, upstreamBody } from './request.js';
 import { sseData } from './sse.js';
 import { MAX_METRICS_BYTES, metricsUrl } from './engine-metrics.js';
 
-
 export interface UpstreamCall {
   /** Base URL including the version prefix, e.g. http://127.0.0.1:8788/v1. */
   readonly baseUrl: string;
@@ -65,7 +64,9 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     try {
       return JSON.parse(text);
     } catch {
-      return { error: { message: text.slice(0, 500) || `upstream answered ${res.statusCode}`, type: 'upstream_error' } };
+      return {
+        error: { message: text.slice(0, 500) || `upstream answered ${res.statusCode}`, type: 'upstream_error' },
+      };
     }
   }
 
@@ -81,7 +82,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     },
     async stream(call, onData) {
       const res = await send(call, true);
-      if (res.statusCode !== 200) return { status: res.statusCode, json: await readJson(res), retryAfterSec: retryAfter(res) };
+      if (res.statusCode !== 200)
+        return { status: res.statusCode, json: await readJson(res), retryAfterSec: retryAfter(res) };
       for await (const data of sseData(res.body)) {
         if (data === '[DONE]') break;
         await onData(data);
@@ -98,7 +100,9 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       if (res.statusCode !== 200 || declared > MAX_METRICS_BYTES) {
         // dump() reads a little and closes the connection past that, so nothing large is read for nothing.
         await res.body.dump().catch(() => {});
-        throw new Error(`${metricsUrl(baseUrl)} answered ${res.statusCode}${declared > MAX_METRICS_BYTES ? ` with ${declared} bytes` : ''}`);
+        throw new Error(
+          `${metricsUrl(baseUrl)} answered ${res.statusCode}${declared > MAX_METRICS_BYTES ? ` with ${declared} bytes` : ''}`,
+        );
       }
       let text = '';
       const utf8 = new TextDecoder();
@@ -107,7 +111,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
         // Leaving the loop destroys the body: the rest is never read.
         if (text.length > MAX_METRICS_BYTES) break;
       }
-      if (text.length > MAX_METRICS_BYTES) throw new Error(`${metricsUrl(baseUrl)} is larger than ${MAX_METRICS_BYTES} bytes`);
+      if (text.length > MAX_METRICS_BYTES)
+        throw new Error(`${metricsUrl(baseUrl)} is larger than ${MAX_METRICS_BYTES} bytes`);
       return text;
     },
     async close() {

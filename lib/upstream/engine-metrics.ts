@@ -65,7 +65,11 @@ export function readEngineLoad(text: string): EngineLoad | undefined {
 /** Several servers of one model as one: requests add up, the fullest cache counts. */
 export function combineLoads(loads: readonly EngineLoad[]): EngineLoad {
   return loads.reduce(
-    (a, b) => ({ running: a.running + b.running, waiting: a.waiting + b.waiting, kvCacheUsage: Math.max(a.kvCacheUsage, b.kvCacheUsage) }),
+    (a, b) => ({
+      running: a.running + b.running,
+      waiting: a.waiting + b.waiting,
+      kvCacheUsage: Math.max(a.kvCacheUsage, b.kvCacheUsage),
+    }),
     { running: 0, waiting: 0, kvCacheUsage: 0 },
   );
 }

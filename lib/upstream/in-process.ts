@@ -11,7 +11,6 @@ import { UPSTREAM_PATHS, upstreamBody } from './request.js';
 import { sseData } from './sse.js';
 import { MAX_METRICS_BYTES, metricsUrl } from './engine-metrics.js';
 
-
 export type FetchFunction = (request: Request) => Response | Promise<Response>;
 
 export interface InProcessUpstreamOptions {
@@ -37,7 +36,10 @@ export function createInProcessUpstream(options: InProcessUpstreamOptions): Upst
   }
 
   /** Aborts the request on the deadline, on the caller's signal, or on close(). */
-  function deadline(call: { readonly timeoutMs: number; readonly signal?: AbortSignal }): { signal: AbortSignal; done: () => void } {
+  function deadline(call: { readonly timeoutMs: number; readonly signal?: AbortSignal }): {
+    signal: AbortSignal;
+    done: () => void;
+  } {
     const controller = new AbortController();
     open.add(controller);
     const onAbort = () => controller.abort(call.signal?.reason);
@@ -85,7 +87,8 @@ export function createInProcessUpstream(options: InProcessUpstreamOptions): Upst
       const d = deadline(call);
       try {
         const res = await send(call, true, d.signal);
-        if (res.status !== 200) return { status: res.status, json: await raceAbort(readJson(res), d.signal), retryAfterSec: retryAfter(res) };
+        if (res.status !== 200)
+          return { status: res.status, json: await raceAbort(readJson(res), d.signal), retryAfterSec: retryAfter(res) };
         if (!res.body) return { status: 200, json: undefined };
         const reader = res.body.getReader();
         // Cancelling the reader ends the read loop below and tells the app its client left.

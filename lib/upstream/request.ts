@@ -14,7 +14,11 @@ export const UPSTREAM_PATHS: Readonly<Record<Operation, string>> = {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function upstreamBody(operation: Operation, body: Record<string, unknown>, stream: boolean): Record<string, unknown> {
+export function upstreamBody(
+  operation: Operation,
+  body: Record<string, unknown>,
+  stream: boolean,
+): Record<string, unknown> {
   // Embeddings have no stream field; the document forbids unknown fields there.
   if (operation === 'embeddings') return body;
   if (!stream) {

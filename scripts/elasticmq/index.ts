@@ -26,7 +26,8 @@ export interface ElasticMQ {
 export async function startElasticMQ(opts: StartElasticMQOptions = {}): Promise<ElasticMQ> {
   const t0 = performance.now();
   const log =
-    opts.log ?? ((line: string) => console.log(`[elasticmq] +${((performance.now() - t0) / 1000).toFixed(1)}s ${line}`));
+    opts.log ??
+    ((line: string) => console.log(`[elasticmq] +${((performance.now() - t0) / 1000).toFixed(1)}s ${line}`));
   const libDir = await fetchJars({
     dir: join(resolve(opts.cacheDir ?? '.cache'), `elasticmq-${ELASTICMQ_VERSION}`),
     artifacts: [{ groupId: 'org.elasticmq', artifactId: 'elasticmq-server_2.13', version: ELASTICMQ_VERSION }],

@@ -41,7 +41,9 @@ function freePort(): Promise<number> {
 export async function startMoto(log: (m: string) => void = () => {}): Promise<MotoServer> {
   const bin = ensureMoto(log);
   const port = await freePort();
-  const child: ChildProcess = spawn(bin, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(bin, ['-H', '127.0.0.1', '-p', String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   const url = `http://127.0.0.1:${port}`;

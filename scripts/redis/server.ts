@@ -159,16 +159,25 @@ function portOpen(port: number): Promise<boolean> {
 
 export function redisServerArgs(port: number, dir: string): string[] {
   return [
-    '--port', String(port),
-    '--bind', LOOPBACK,
-    '--dir', dir,
-    '--save', '',
-    '--appendonly', 'no',
-    '--daemonize', 'no',
-    '--pidfile', join(dir, 'redis.pid'),
-    '--logfile', join(dir, 'redis.log'),
+    '--port',
+    String(port),
+    '--bind',
+    LOOPBACK,
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    '--pidfile',
+    join(dir, 'redis.pid'),
+    '--logfile',
+    join(dir, 'redis.log'),
     // The benchmark and the REST server open many connections at once.
-    '--maxclients', '10000',
+    '--maxclients',
+    '10000',
   ];
 }
 
@@ -217,7 +226,10 @@ export async function spawnRedisServer(
   extraArgs: readonly string[] = [],
 ): Promise<void> {
   if (await portOpen(port)) throw new Error(`port ${port} is already in use`);
-  const child = spawn('redis-server', [...redisServerArgs(port, dir), ...extraArgs], { stdio: 'ignore', detached: true });
+  const child = spawn('redis-server', [...redisServerArgs(port, dir), ...extraArgs], {
+    stdio: 'ignore',
+    detached: true,
+  });
   let exited: string | undefined;
   child.on('exit', (code, signal) => {
     exited = `redis-server exited early (code ${code}, signal ${signal}); see ${join(dir, 'redis.log')}`;

@@ -22,8 +22,14 @@ export function deployedRocketMQConf(app: Assembly): DeployedRocketMQConf {
   type Env = Array<{ Name: string; Value: unknown }>;
   const scripts = new Map<string, { script: string; secrets: Array<{ Name: string; ValueFrom: unknown }>; env: Env }>();
   for (const [, td] of app.resources(broker, 'AWS::ECS::TaskDefinition')) {
-    for (const c of td.Properties.ContainerDefinitions as Array<{ Name: string; Command?: string[]; Secrets?: Array<{ Name: string; ValueFrom: unknown }>; Environment?: Env }>) {
-      if (c.Command) scripts.set(c.Name, { script: c.Command.join(' '), secrets: c.Secrets ?? [], env: c.Environment ?? [] });
+    for (const c of td.Properties.ContainerDefinitions as Array<{
+      Name: string;
+      Command?: string[];
+      Secrets?: Array<{ Name: string; ValueFrom: unknown }>;
+      Environment?: Env;
+    }>) {
+      if (c.Command)
+        scripts.set(c.Name, { script: c.Command.join(' '), secrets: c.Secrets ?? [], env: c.Environment ?? [] });
     }
   }
   const brokerScript = must(scripts.get('broker'), `no broker container in ${broker.stack}`);
@@ -33,7 +39,9 @@ export function deployedRocketMQConf(app: Assembly): DeployedRocketMQConf {
     proxy: JSON.parse(heredoc(proxyScript.script, 'rmq-proxy.json')) as Record<string, unknown>,
     credentialsSecret: brokerScript.secrets.find((s) => s.Name === 'RMQ_USER')?.ValueFrom,
     // Heap sizes are the task's; system properties are behaviour.
-    proxySystemProperties: String(proxyScript.env.find((e) => e.Name === 'JAVA_OPT_EXT')?.Value ?? '').split(/\s+/).filter((o) => o.startsWith('-D')),
+    proxySystemProperties: String(proxyScript.env.find((e) => e.Name === 'JAVA_OPT_EXT')?.Value ?? '')
+      .split(/\s+/)
+      .filter((o) => o.startsWith('-D')),
     proxySecrets: Object.fromEntries(proxyScript.secrets.map((s) => [s.Name, s.ValueFrom])),
   };
 }

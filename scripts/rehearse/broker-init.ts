@@ -25,13 +25,18 @@ export async function runBrokerInit(options: {
   // The container's secrets, as ECS injects them (the super user, the users it creates).
   const secretEnv: Record<string, string> = {};
   for (const [, td] of options.app.resources(broker, 'AWS::ECS::TaskDefinition')) {
-    for (const c of td.Properties.ContainerDefinitions as Array<{ Name: string; Command?: string[]; Secrets?: Array<{ Name: string; ValueFrom: unknown }> }>) {
+    for (const c of td.Properties.ContainerDefinitions as Array<{
+      Name: string;
+      Command?: string[];
+      Secrets?: Array<{ Name: string; ValueFrom: unknown }>;
+    }>) {
       if (c.Name !== 'mqadmin' || !c.Command) continue;
       commands.push(c.Command.join(' '));
       for (const s of c.Secrets ?? []) secretEnv[s.Name] = options.secret(s.ValueFrom);
     }
   }
-  if (commands.length !== 1) return { ok: false, detail: `expected one mqadmin init container in ${broker.stack}, found ${commands.length}` };
+  if (commands.length !== 1)
+    return { ok: false, detail: `expected one mqadmin init container in ${broker.stack}, found ${commands.length}` };
   // -n '<namesrv-a>;<namesrv-b>' -> the local namesrv
   const script = commands[0]!.replace(/-n '[^']*'/g, `-n '${options.namesrv}'`);
   options.log(`broker init: secrets ${Object.keys(secretEnv).sort().join(', ')} from the stand-in`);
@@ -40,11 +45,17 @@ export async function runBrokerInit(options: {
   mkdirSync(join(home, 'conf'));
   const lib = join(options.cacheDir, `rocketmq-${ROCKETMQ_VERSION}`, 'lib');
   const mqadmin = join(home, 'bin', 'mqadmin');
-  writeFileSync(mqadmin, `#!/bin/sh\nexec java -Xms64m -Xmx256m ${JDK17_OPENS.join(' ')} -cp '${lib}/*' org.apache.rocketmq.tools.command.MQAdminStartup "$@"\n`);
+  writeFileSync(
+    mqadmin,
+    `#!/bin/sh\nexec java -Xms64m -Xmx256m ${JDK17_OPENS.join(' ')} -cp '${lib}/*' org.apache.rocketmq.tools.command.MQAdminStartup "$@"\n`,
+  );
   chmodSync(mqadmin, 0o755);
   options.log(`broker init: the stack's mqadmin script, ROCKETMQ_HOME=${home}`);
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', script], { env: { ...process.env, ...secretEnv, ROCKETMQ_HOME: home, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', script], {
+      env: { ...process.env, ...secretEnv, ROCKETMQ_HOME: home, HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const collect = (d: Buffer) => {
       out += d.toString();
@@ -56,7 +67,10 @@ export async function runBrokerInit(options: {
     child.on('exit', (code) => {
       clearTimeout(timer);
       const ready = out.includes('sluice: topic and group ready');
-      resolve({ ok: code === 0 && ready, detail: `exit ${code}${ready ? ', "sluice: topic and group ready"' : `: ${out.slice(-400)}`}` });
+      resolve({
+        ok: code === 0 && ready,
+        detail: `exit ${code}${ready ? ', "sluice: topic and group ready"' : `: ${out.slice(-400)}`}`,
+      });
     });
   });
 }

@@ -54,7 +54,10 @@ export function dockerAsset(out: string, stack: string): { context: string; dock
   };
   const images = Object.values(manifest.dockerImages ?? {});
   if (images.length !== 1) throw new Error(`${stack}: expected one Docker image asset, found ${images.length}`);
-  return { context: resolve(out, images[0]!.source.directory), dockerFile: images[0]!.source.dockerFile ?? 'Dockerfile' };
+  return {
+    context: resolve(out, images[0]!.source.directory),
+    dockerFile: images[0]!.source.dockerFile ?? 'Dockerfile',
+  };
 }
 
 export function buildImage(options: {
@@ -94,19 +97,30 @@ export function buildImage(options: {
       if (from && !source) throw new Error(`COPY --from=${from[1]}: no such stage`);
       for (const src of rest) {
         const abs = source ? join(source.root, src) : join(options.context, src);
-        const target = dest.endsWith('/') || rest.length > 1 ? join(inStage(stage, dest), src.split('/').pop()!) : inStage(stage, dest);
+        const target =
+          dest.endsWith('/') || rest.length > 1
+            ? join(inStage(stage, dest), src.split('/').pop()!)
+            : inStage(stage, dest);
         cpSync(abs, target, { recursive: true });
       }
     } else if (op === 'RUN') {
       const cwd = join(stage.root, stage.workdir);
-      if (/^npm ci\b/.test(args) && sameFile(join(cwd, 'package-lock.json'), join(options.modules, 'package-lock.json'))) {
+      if (
+        /^npm ci\b/.test(args) &&
+        sameFile(join(cwd, 'package-lock.json'), join(options.modules, 'package-lock.json'))
+      ) {
         // The deviation: the repository's install of the same lockfile stands in for `npm ci`.
-        if (!existsSync(join(cwd, 'node_modules'))) symlinkSync(join(options.modules, 'node_modules'), join(cwd, 'node_modules'));
+        if (!existsSync(join(cwd, 'node_modules')))
+          symlinkSync(join(options.modules, 'node_modules'), join(cwd, 'node_modules'));
         steps.push(`RUN ${args}  -> linked the repository's node_modules (same package-lock.json)`);
         continue;
       }
       options.log(`RUN ${args}`);
-      execFileSync('sh', ['-c', args], { cwd, env: { ...process.env, ...stage.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      execFileSync('sh', ['-c', args], {
+        cwd,
+        env: { ...process.env, ...stage.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     } else if (op === 'CMD') {
       stage.cmd = JSON.parse(args) as string[];
     } else if (!['USER', 'STOPSIGNAL', 'EXPOSE', 'LABEL', 'ARG'].includes(op)) {

@@ -132,7 +132,10 @@ export async function startFunctionUrl(options: FunctionUrlOptions): Promise<Fun
         done();
         // A failure in the middle of a stream arrives as trailers.
         const errorType = req.trailers['lambda-runtime-function-error-type'];
-        if (errorType) options.log(`invocation ${inv.id} failed mid-stream: ${errorType} ${req.trailers['lambda-runtime-function-error-body'] ?? ''}`);
+        if (errorType)
+          options.log(
+            `invocation ${inv.id} failed mid-stream: ${errorType} ${req.trailers['lambda-runtime-function-error-body'] ?? ''}`,
+          );
         res.writeHead(202).end('{"status":"OK"}');
       });
       inv.respond(req);
@@ -171,7 +174,10 @@ export async function startFunctionUrl(options: FunctionUrlOptions): Promise<Fun
       clearTimeout(timer);
       timer = setTimeout(() => {
         options.log(`origin read timeout (${options.originReadTimeoutSeconds} s) on ${req.method} ${req.url}`);
-        if (!res.headersSent) res.writeHead(504, { 'content-type': 'text/html', 'x-cache': 'Error from cloudfront' }).end('504 Gateway Timeout');
+        if (!res.headersSent)
+          res
+            .writeHead(504, { 'content-type': 'text/html', 'x-cache': 'Error from cloudfront' })
+            .end('504 Gateway Timeout');
         else res.destroy();
       }, readTimeoutMs);
     };
@@ -183,7 +189,10 @@ export async function startFunctionUrl(options: FunctionUrlOptions): Promise<Fun
       deadlineMs: Date.now() + options.functionTimeoutSeconds * 1000,
       fail: (error) => {
         clearTimeout(timer);
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ Message: 'Internal Server Error', error }));
+        if (!res.headersSent)
+          res
+            .writeHead(502, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ Message: 'Internal Server Error', error }));
         else res.destroy();
       },
       respond: (stream) => {
@@ -232,9 +241,16 @@ function relay(stream: IncomingMessage, res: ServerResponse, onBytes: () => void
     head = Buffer.concat([head, chunk]);
     const sep = head.indexOf(Buffer.alloc(8));
     if (sep < 0) return;
-    const prelude = JSON.parse(head.subarray(0, sep).toString()) as { statusCode?: number; headers?: Record<string, string>; cookies?: string[] };
+    const prelude = JSON.parse(head.subarray(0, sep).toString()) as {
+      statusCode?: number;
+      headers?: Record<string, string>;
+      cookies?: string[];
+    };
     started = true;
-    res.writeHead(prelude.statusCode ?? 200, { ...(prelude.headers ?? {}), ...(prelude.cookies?.length ? { 'set-cookie': prelude.cookies } : {}) });
+    res.writeHead(prelude.statusCode ?? 200, {
+      ...(prelude.headers ?? {}),
+      ...(prelude.cookies?.length ? { 'set-cookie': prelude.cookies } : {}),
+    });
     const rest = head.subarray(sep + 8);
     if (rest.length > 0) res.write(rest);
   });
@@ -259,19 +275,33 @@ function bufferedResponse(raw: Buffer, res: ServerResponse) {
     parsed = raw.toString();
   }
   if (parsed && typeof parsed === 'object' && 'statusCode' in parsed) {
-    const r = parsed as { statusCode: number; headers?: Record<string, string>; body?: string; isBase64Encoded?: boolean };
+    const r = parsed as {
+      statusCode: number;
+      headers?: Record<string, string>;
+      body?: string;
+      isBase64Encoded?: boolean;
+    };
     res.writeHead(r.statusCode, r.headers ?? {});
     res.end(r.body === undefined ? '' : Buffer.from(r.body, r.isBase64Encoded ? 'base64' : 'utf8'));
     return;
   }
-  res.writeHead(200, { 'content-type': 'application/json' }).end(typeof parsed === 'string' ? parsed : JSON.stringify(parsed));
+  res
+    .writeHead(200, { 'content-type': 'application/json' })
+    .end(typeof parsed === 'string' ? parsed : JSON.stringify(parsed));
 }
 
 /** The payload 2.0 event a function URL sends for this request. */
-export function functionUrlEvent(req: IncomingMessage, body: Buffer, host: string, urlId: string, viaCloudFront: boolean) {
+export function functionUrlEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  host: string,
+  urlId: string,
+  viaCloudFront: boolean,
+) {
   const url = new URL(req.url ?? '/', 'http://front');
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'cookie') headers[k] = Array.isArray(v) ? v.join(',') : v;
+  for (const [k, v] of Object.entries(req.headers))
+    if (v !== undefined && k !== 'cookie') headers[k] = Array.isArray(v) ? v.join(',') : v;
   headers.host = host;
   headers['x-forwarded-proto'] = 'https';
   headers['x-forwarded-for'] = req.socket.remoteAddress ?? '127.0.0.1';
@@ -296,7 +326,13 @@ export function functionUrlEvent(req: IncomingMessage, body: Buffer, host: strin
       apiId: urlId,
       domainName: host,
       domainPrefix: urlId,
-      http: { method: req.method ?? 'GET', path: url.pathname, protocol: 'HTTP/1.1', sourceIp: headers['x-forwarded-for'], userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: 'HTTP/1.1',
+        sourceIp: headers['x-forwarded-for'],
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: randomUUID(),
       routeKey: '$default',
       stage: '$default',

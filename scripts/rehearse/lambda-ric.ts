@@ -19,10 +19,21 @@ export function ensureRic(cacheDir: string, log: (line: string) => void): string
   log(`installing aws-lambda-ric@${RIC_VERSION} into ${dir} (first run only; builds its native client, a few minutes)`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'sluice-rehearsal-ric', private: true }));
-  execFileSync('npm', ['install', `aws-lambda-ric@${RIC_VERSION}`, '--foreground-scripts', '--no-audit', '--no-fund', '--engine-strict=false'], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  execFileSync(
+    'npm',
+    [
+      'install',
+      `aws-lambda-ric@${RIC_VERSION}`,
+      '--foreground-scripts',
+      '--no-audit',
+      '--no-fund',
+      '--engine-strict=false',
+    ],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   if (!existsSync(join(dir, 'node_modules', 'aws-lambda-ric', 'rapid-client.node'))) {
     throw new Error(`aws-lambda-ric installed without its native client (rapid-client.node) in ${dir}`);
   }
@@ -41,7 +52,12 @@ export function startRicEnvironment(options: {
 }): Environment {
   const child = spawn(process.execPath, [options.ric, options.handler], {
     cwd: options.taskRoot,
-    env: { ...options.env, AWS_LAMBDA_RUNTIME_API: options.runtimeApi, LAMBDA_TASK_ROOT: options.taskRoot, _HANDLER: options.handler },
+    env: {
+      ...options.env,
+      AWS_LAMBDA_RUNTIME_API: options.runtimeApi,
+      LAMBDA_TASK_ROOT: options.taskRoot,
+      _HANDLER: options.handler,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   for (const s of [child.stdout, child.stderr]) eachLine(s, (line) => options.onLine(line, options.index));

@@ -5,10 +5,13 @@
 import { parseArgs } from 'node:util';
 import { LAYOUTS, REPO_ROOT, rehearse, type Layout } from './rehearse.ts';
 
-const { values } = parseArgs({ options: { layout: { type: 'string' }, 'edge-asset': { type: 'string' }, 'cdk-out': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { layout: { type: 'string' }, 'edge-asset': { type: 'string' }, 'cdk-out': { type: 'string' } },
+});
 const layouts = values.layout ? [values.layout as Layout] : LAYOUTS;
 for (const l of layouts) if (!LAYOUTS.includes(l)) throw new Error(`--layout ${l}: one of ${LAYOUTS.join(', ')}`);
-if (values['cdk-out'] && layouts.length > 1) throw new Error('--cdk-out is one synthesized layout: name it with --layout');
+if (values['cdk-out'] && layouts.length > 1)
+  throw new Error('--cdk-out is one synthesized layout: name it with --layout');
 const t0 = performance.now();
 const failed: string[] = [];
 let total = 0;
@@ -24,5 +27,7 @@ for (const layout of layouts) {
   failed.push(...report.checks.filter((c) => !c.ok).map((c) => `${layout}: ${c.name}`));
   if (!report.ok && report.checks.every((c) => c.ok)) failed.push(`${layout}: no checks ran`);
 }
-console.log(`\nrehearsal (${layouts.join(', ')}): ${total - failed.length}/${total} checks passed${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
+console.log(
+  `\nrehearsal (${layouts.join(', ')}): ${total - failed.length}/${total} checks passed${failed.length ? `; failed: ${failed.join(', ')}` : ''}`,
+);
 process.exit(failed.length === 0 ? 0 : 1);

@@ -28,10 +28,14 @@ export function watchedMetrics(templates: Iterable<TemplateLike>, namespace: str
       if (r.Type !== 'AWS::CloudWatch::Alarm') continue;
       const p = r.Properties;
       const alarm = `${t.stack}/${id}`;
-      if (typeof p.MetricName === 'string') out.push({ alarm, namespace: String(p.Namespace), name: p.MetricName, dims: dimsOf(p.Dimensions as Dims) });
-      for (const m of (p.Metrics ?? []) as { MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions?: Dims } } }[]) {
+      if (typeof p.MetricName === 'string')
+        out.push({ alarm, namespace: String(p.Namespace), name: p.MetricName, dims: dimsOf(p.Dimensions as Dims) });
+      for (const m of (p.Metrics ?? []) as {
+        MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions?: Dims } };
+      }[]) {
         const metric = m.MetricStat?.Metric;
-        if (metric) out.push({ alarm, namespace: metric.Namespace, name: metric.MetricName, dims: dimsOf(metric.Dimensions) });
+        if (metric)
+          out.push({ alarm, namespace: metric.Namespace, name: metric.MetricName, dims: dimsOf(metric.Dimensions) });
       }
     }
   }
@@ -44,7 +48,9 @@ export function emfMetrics(lines: Iterable<string>): MetricId[] {
   for (const line of lines) {
     // CloudWatch extracts a log event that is one JSON document, nothing before it.
     if (!line.startsWith('{') || !line.includes('"_aws"')) continue;
-    let doc: Record<string, unknown> & { _aws?: { CloudWatchMetrics?: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] } };
+    let doc: Record<string, unknown> & {
+      _aws?: { CloudWatchMetrics?: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
+    };
     try {
       doc = JSON.parse(line) as typeof doc;
     } catch {

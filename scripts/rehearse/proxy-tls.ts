@@ -38,17 +38,34 @@ export async function runCertificateResources(options: {
     const code = (fn.Properties.Code as { ZipFile?: string }).ZipFile;
     if (!code) throw new Error(`${t.stack}/${id}: its handler has no inline code`);
     const properties: Record<string, string> = {};
-    for (const [k, v] of Object.entries(r.Properties)) if (k !== 'ServiceToken') properties[k] = app.resolve(t, v, world);
+    for (const [k, v] of Object.entries(r.Properties))
+      if (k !== 'ServiceToken') properties[k] = app.resolve(t, v, world);
     const dir = join(options.dir, `cr-${id}`);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'index.js'), code);
-    const reply = await invoke(dir, String(fn.Properties.Handler), properties, { ...options.env, NODE_PATH: resolve(options.repoRoot, 'node_modules') }, options.log);
-    out.push({ id, ok: reply.Status === 'SUCCESS', detail: `${reply.Status}: ${reply.Reason} (properties ${Object.keys(properties).join(', ')})` });
+    const reply = await invoke(
+      dir,
+      String(fn.Properties.Handler),
+      properties,
+      { ...options.env, NODE_PATH: resolve(options.repoRoot, 'node_modules') },
+      options.log,
+    );
+    out.push({
+      id,
+      ok: reply.Status === 'SUCCESS',
+      detail: `${reply.Status}: ${reply.Reason} (properties ${Object.keys(properties).join(', ')})`,
+    });
   }
   return out;
 }
 
-async function invoke(dir: string, handler: string, properties: Record<string, string>, env: Record<string, string>, log: (l: string) => void) {
+async function invoke(
+  dir: string,
+  handler: string,
+  properties: Record<string, string>,
+  env: Record<string, string>,
+  log: (l: string) => void,
+) {
   let resolveReply!: (r: { Status: string; Reason: string }) => void;
   const replied = new Promise<{ Status: string; Reason: string }>((r) => (resolveReply = r));
   const server = createServer((req: IncomingMessage, res) => {
@@ -73,7 +90,9 @@ async function invoke(dir: string, handler: string, properties: Record<string, s
     const script = `require(${JSON.stringify(join(dir, `${file}.js`))}).${fnName}(${JSON.stringify(event)}).catch((e) => { console.error(e); process.exit(1); });`;
     const child = spawn(process.execPath, ['-e', script], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     for (const s of [child.stdout, child.stderr]) eachLine(s, (line) => log(`[custom resource] ${line.slice(0, 300)}`));
-    const exited = new Promise<{ Status: string; Reason: string }>((r) => child.once('exit', (code) => r({ Status: 'FAILED', Reason: `handler exited ${code} without answering` })));
+    const exited = new Promise<{ Status: string; Reason: string }>((r) =>
+      child.once('exit', (code) => r({ Status: 'FAILED', Reason: `handler exited ${code} without answering` })),
+    );
     return await Promise.race([replied, exited]);
   } finally {
     server.close();
@@ -81,7 +100,12 @@ async function invoke(dir: string, handler: string, properties: Record<string, s
 }
 
 /** TLS handshake to the proxy for `servername`, verified against `ca` alone (ALPN h2, as gRPC asks). */
-export function handshake(host: string, port: number, servername: string, ca: string): Promise<{ ok: boolean; detail: string }> {
+export function handshake(
+  host: string,
+  port: number,
+  servername: string,
+  ca: string,
+): Promise<{ ok: boolean; detail: string }> {
   return new Promise((done) => {
     const socket = connect({ host, port, servername, ca, ALPNProtocols: ['h2'], timeout: 10_000 }, () => {
       const cert = socket.getPeerCertificate();
@@ -100,20 +124,40 @@ export function handshake(host: string, port: number, servername: string, ca: st
  * A plaintext client with valid credentials (none when the deploy has no user for it): rocketmq-client-nodejs
  * without TLS, sending one message. The check passes only when the proxy refuses it.
  */
-export async function plaintextRefused(endpoints: string, topic: string, credentials: { accessKey: string; accessSecret: string } | undefined): Promise<{ ok: boolean; detail: string }> {
+export async function plaintextRefused(
+  endpoints: string,
+  topic: string,
+  credentials: { accessKey: string; accessSecret: string } | undefined,
+): Promise<{ ok: boolean; detail: string }> {
   const { Producer } = await import('rocketmq-client-nodejs');
-  const producer = new Producer({ endpoints, namespace: '', topic, maxAttempts: 1, sslEnabled: false, sessionCredentials: credentials, requestTimeout: 5_000 } as ConstructorParameters<typeof Producer>[0]);
+  const producer = new Producer({
+    endpoints,
+    namespace: '',
+    topic,
+    maxAttempts: 1,
+    sslEnabled: false,
+    sessionCredentials: credentials,
+    requestTimeout: 5_000,
+  } as ConstructorParameters<typeof Producer>[0]);
   try {
     const attempt = (async () => {
       await producer.startup();
-      await producer.send({ topic, liteTopic: 'rehearsal-plaintext', body: Buffer.from('plaintext') } as Parameters<typeof producer.send>[0]);
+      await producer.send({ topic, liteTopic: 'rehearsal-plaintext', body: Buffer.from('plaintext') } as Parameters<
+        typeof producer.send
+      >[0]);
     })();
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer within 30 s')), 30_000));
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('no answer within 30 s')), 30_000),
+    );
     await Promise.race([attempt, timeout]);
     return { ok: false, detail: 'a plaintext producer started and sent a message: the proxy accepts plaintext' };
   } catch (err) {
-    if (err instanceof Error && err.message === 'no answer within 30 s') return { ok: false, detail: 'the plaintext producer got no answer at all (refused, or the proxy is down?)' };
-    return { ok: true, detail: `plaintext producer refused: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200)}` };
+    if (err instanceof Error && err.message === 'no answer within 30 s')
+      return { ok: false, detail: 'the plaintext producer got no answer at all (refused, or the proxy is down?)' };
+    return {
+      ok: true,
+      detail: `plaintext producer refused: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200)}`,
+    };
   } finally {
     await Promise.race([producer.shutdown().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000))]);
   }

@@ -15,7 +15,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { CreateSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { createGpuSim } from '../../functions/gpu-sim/app.ts';
 import { METRIC_EMITTER, SLUICE_NAMESPACE } from '../../functions/runtime/contract.ts';
@@ -56,7 +63,10 @@ export type Layout = 'default' | 'brokerPublicTls';
 export const LAYOUTS: readonly Layout[] = ['default', 'brokerPublicTls'];
 
 /** The context a user sets for the TLS layout; the domain stands for a CNAME to the public NLB. */
-const PUBLIC_TLS = { certificateArn: 'arn:aws:acm:us-east-1:000000000000:certificate/rehearsal', domainName: 'mq.rehearsal.test' };
+const PUBLIC_TLS = {
+  certificateArn: 'arn:aws:acm:us-east-1:000000000000:certificate/rehearsal',
+  domainName: 'mq.rehearsal.test',
+};
 
 export interface RehearseReport {
   readonly ok: boolean;
@@ -105,25 +115,51 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     });
     // A second model whose GPU takes longer than CloudFront's origin read timeout to answer.
     const slowPort = seeded[SLOW_MODEL] ?? (await freePort());
-    const slowGpu = createGpuSim({ clock: systemClock, models: [SLOW_MODEL], slots: 2, baseTokenMs: SLOW_TOKEN_MS, minOutputTokens: 2, maxOutputTokens: 2 });
+    const slowGpu = createGpuSim({
+      clock: systemClock,
+      models: [SLOW_MODEL],
+      slots: 2,
+      baseTokenMs: SLOW_TOKEN_MS,
+      minOutputTokens: 2,
+      maxOutputTokens: 2,
+    });
     const slowServer = serve({ fetch: slowGpu.app.fetch, hostname: '127.0.0.1', port: slowPort });
     stops.push(async () => {
       slowGpu.close();
       await new Promise((r) => slowServer.close(r));
     });
-    const gpuEndpoints = { 'sim-llm': [`http://127.0.0.1:${gpuPort}/v1`], [SLOW_MODEL]: [`http://127.0.0.1:${slowPort}/v1`] };
+    const gpuEndpoints = {
+      'sim-llm': [`http://127.0.0.1:${gpuPort}/v1`],
+      [SLOW_MODEL]: [`http://127.0.0.1:${slowPort}/v1`],
+    };
 
     // --- synthesize (as `cdk deploy` would first), offline.
     const out = options.cdkOut ?? join(work, 'cdk.out');
     if (!options.cdkOut) {
       log(`cdk synth -> ${out}`);
-      const layoutContext = options.layout === 'brokerPublicTls' ? ['-c', `brokerPublicTls=${JSON.stringify(PUBLIC_TLS)}`] : [];
-      const r = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '--ci', '-o', out, '-c', `gpuEndpoints=${JSON.stringify(gpuEndpoints)}`, ...layoutContext], {
-        cwd: repoRoot,
-        env: offlineEnv(),
-        encoding: 'utf8',
-        timeout: 300_000,
-      });
+      const layoutContext =
+        options.layout === 'brokerPublicTls' ? ['-c', `brokerPublicTls=${JSON.stringify(PUBLIC_TLS)}`] : [];
+      const r = spawnSync(
+        'npx',
+        [
+          'cdk',
+          'synth',
+          '--quiet',
+          '--no-notices',
+          '--ci',
+          '-o',
+          out,
+          '-c',
+          `gpuEndpoints=${JSON.stringify(gpuEndpoints)}`,
+          ...layoutContext,
+        ],
+        {
+          cwd: repoRoot,
+          env: offlineEnv(),
+          encoding: 'utf8',
+          timeout: 300_000,
+        },
+      );
       if (r.status !== 0) throw new Error(`cdk synth failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
     }
     const app = new Assembly(out);
@@ -132,40 +168,67 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const configStack = app.stack('Config');
     const queuesStack = app.stack('Queues');
     const [, fn] = one(
-      app.resources(edgeStack, 'AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description ?? '').includes(' edge ')),
+      app
+        .resources(edgeStack, 'AWS::Lambda::Function')
+        .filter(([, r]) => String(r.Properties.Description ?? '').includes(' edge ')),
       'edge function',
     );
-    const edgeVariables = (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+    const edgeVariables =
+      (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
 
     // Secrets the stacks create, generated as their templates say: RocketMQ needs its users' before it starts.
     const generated = new Map<string, string>();
     const unnamed: string[] = [];
     for (const t of app.templates.values()) {
       for (const [id, r] of app.resources(t, 'AWS::SecretsManager::Secret')) {
-        const gen = r.Properties.GenerateSecretString as { SecretStringTemplate?: string; GenerateStringKey?: string } | undefined;
+        const gen = r.Properties.GenerateSecretString as
+          { SecretStringTemplate?: string; GenerateStringKey?: string } | undefined;
         // An unnamed secret is reported below and stood in for by its logical id, so the rest still runs.
         const { name, named } = stackSecretName(id, r);
         if (!named) unnamed.push(`${t.stack}/${id}`);
-        generated.set(name, gen?.GenerateStringKey
-          ? JSON.stringify({ ...JSON.parse(gen.SecretStringTemplate ?? '{}'), [gen.GenerateStringKey]: randomBytes(24).toString('hex') })
-          : randomBytes(24).toString('hex'));
+        generated.set(
+          name,
+          gen?.GenerateStringKey
+            ? JSON.stringify({
+                ...JSON.parse(gen.SecretStringTemplate ?? '{}'),
+                [gen.GenerateStringKey]: randomBytes(24).toString('hex'),
+              })
+            : randomBytes(24).toString('hex'),
+        );
         log(`secret ${name} (${t.stack}/${id}) generated as the template says`);
       }
     }
-    check('every secret the stacks create has a name operators can find it by', unnamed.length === 0,
-      unnamed.length ? `unnamed (AWS generates a name; here the logical id stands in): ${unnamed.join(', ')}` : `${generated.size} secret(s), all named`);
+    check(
+      'every secret the stacks create has a name operators can find it by',
+      unnamed.length === 0,
+      unnamed.length
+        ? `unnamed (AWS generates a name; here the logical id stands in): ${unnamed.join(', ')}`
+        : `${generated.size} secret(s), all named`,
+    );
     const [, td] = one(app.resources(dispatchersStack, 'AWS::ECS::TaskDefinition'), 'dispatcher task definition');
     const container = ((td.Properties.ContainerDefinitions as Array<Record<string, unknown>>) ?? [])[0]!;
-    const generatedField = (valueFrom: string) => secretReference(valueFrom, (name) => must(generated.get(name), `secret ${name} is not in the templates`));
+    const generatedField = (valueFrom: string) =>
+      secretReference(valueFrom, (name) => must(generated.get(name), `secret ${name} is not in the templates`));
 
     // The broker.conf and proxy settings the Broker stack deploys, with its super user's credentials.
     const deployed = deployedRocketMQConf(app);
-    const adminRef = deployed.credentialsSecret === undefined ? undefined : app.resolve(app.stack('Broker'), deployed.credentialsSecret, world0());
-    check('the broker requires ACL credentials inside the VPC', adminRef !== undefined,
-      adminRef ? `RMQ_USER/RMQ_PASSWORD from ${secretName(adminRef)}` : 'the broker container has no RMQ_USER secret: RocketMQ runs without ACL here, as it would deployed');
+    const adminRef =
+      deployed.credentialsSecret === undefined
+        ? undefined
+        : app.resolve(app.stack('Broker'), deployed.credentialsSecret, world0());
+    check(
+      'the broker requires ACL credentials inside the VPC',
+      adminRef !== undefined,
+      adminRef
+        ? `RMQ_USER/RMQ_PASSWORD from ${secretName(adminRef)}`
+        : 'the broker container has no RMQ_USER secret: RocketMQ runs without ACL here, as it would deployed',
+    );
     // Without ACL the conf names no $RMQ_USER/$RMQ_PASSWORD: expanding with nothing leaves it as deployed.
     const admin = adminRef
-      ? (JSON.parse(must(generated.get(secretName(adminRef)), `secret ${adminRef} is not in the templates`)) as { username: string; password: string })
+      ? (JSON.parse(must(generated.get(secretName(adminRef)), `secret ${adminRef} is not in the templates`)) as {
+          username: string;
+          password: string;
+        })
       : { username: '', password: '' };
     log(`RocketMQ runs the Broker stack's broker.conf: ${Object.keys(deployed.broker).join(', ')}`);
 
@@ -177,7 +240,11 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       startMoto((m) => log(`[moto] ${m}`)),
       startElasticMQ({ cacheDir: cache, log: (m) => log(`[elasticmq] ${m}`) }),
     ]);
-    stops.push(() => redis.close(), () => moto.close(), () => elasticmq.stop());
+    stops.push(
+      () => redis.close(),
+      () => moto.close(),
+      () => elasticmq.stop(),
+    );
     const endpoints = {
       AWS_ENDPOINT_URL_SSM: moto.url,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: moto.url,
@@ -190,7 +257,8 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
 
     // Secrets the stacks create (generated above), then the proxies' certificate issued into two of them
     // by the Broker stack's custom resource, as on deploy; the proxy tasks start after it.
-    for (const [name, value] of generated) await secrets.send(new CreateSecretCommand({ Name: name, SecretString: value }));
+    for (const [name, value] of generated)
+      await secrets.send(new CreateSecretCommand({ Name: name, SecretString: value }));
     const brokerStack = app.stack('Broker');
     const issued = await runCertificateResources({
       app,
@@ -201,18 +269,27 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       env: { ...baseEnv(), ...CREDENTIALS, AWS_REGION: REGION, AWS_ENDPOINT_URL_SECRETS_MANAGER: moto.url },
       log,
     });
-    for (const c of issued) check(`proxy TLS certificate issued by the Broker stack's custom resource (${c.id})`, c.ok, c.detail);
+    for (const c of issued)
+      check(`proxy TLS certificate issued by the Broker stack's custom resource (${c.id})`, c.ok, c.detail);
     const proxyEnv: Record<string, string> = {};
-    for (const [name, ref] of Object.entries(deployed.proxySecrets)) proxyEnv[name] = await secretValue(secrets, app.resolve(brokerStack, ref, world0()));
+    for (const [name, ref] of Object.entries(deployed.proxySecrets))
+      proxyEnv[name] = await secretValue(secrets, app.resolve(brokerStack, ref, world0()));
     const proxySettings: Record<string, unknown> = expandCredentials(deployed.proxy, admin.username, admin.password);
     // The files the proxy's start script writes from its secrets: same contents, local paths.
-    for (const [key, envName, file] of [['tlsCertPath', 'RMQ_TLS_CERT', 'proxy.crt'], ['tlsKeyPath', 'RMQ_TLS_KEY', 'proxy.key']] as const) {
+    for (const [key, envName, file] of [
+      ['tlsCertPath', 'RMQ_TLS_CERT', 'proxy.crt'],
+      ['tlsKeyPath', 'RMQ_TLS_KEY', 'proxy.key'],
+    ] as const) {
       if (proxySettings[key] === undefined) continue;
       const local = join(work, file);
-      writeFileSync(local, `${must(proxyEnv[envName], `the proxy reads ${key} but has no secret ${envName}`)}\n`, { mode: 0o600 });
+      writeFileSync(local, `${must(proxyEnv[envName], `the proxy reads ${key} but has no secret ${envName}`)}\n`, {
+        mode: 0o600,
+      });
       proxySettings[key] = local;
     }
-    log(`RocketMQ proxy settings ${Object.keys(proxySettings).join(', ')}; JVM ${deployed.proxySystemProperties.join(' ') || '(no system properties)'}`);
+    log(
+      `RocketMQ proxy settings ${Object.keys(proxySettings).join(', ')}; JVM ${deployed.proxySystemProperties.join(' ') || '(no system properties)'}`,
+    );
     const rocketmq = await startRocketMQ({
       cacheDir: cache,
       // No topic or group of its own: the stack's init script below creates them, and its users.
@@ -222,14 +299,22 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       log: (m) => log(`[rocketmq] ${m}`),
     });
     stops.push(() => rocketmq.stop());
-    const init = await runBrokerInit({ app, cacheDir: cache, namesrv: rocketmq.namesrv, log, secret: (valueFrom) => generatedField(app.resolve(app.stack('Broker'), valueFrom, world0())) });
-    check('broker init task (the Broker stack\'s mqadmin script) creates the topic and group', init.ok, init.detail);
+    const init = await runBrokerInit({
+      app,
+      cacheDir: cache,
+      namesrv: rocketmq.namesrv,
+      log,
+      secret: (valueFrom) => generatedField(app.resolve(app.stack('Broker'), valueFrom, world0())),
+    });
+    check("broker init task (the Broker stack's mqadmin script) creates the topic and group", init.ok, init.detail);
     if (!init.ok) {
       // The deploy would stop here; the topic and group the dispatchers name, made the tests' way
       // (unauthenticated admin calls: a broker with ACL refuses them), let the rest be rehearsed.
       const topic = literalEnv(container, 'SLUICE_ROCKETMQ_TOPIC') ?? rocketmq.parentTopic;
       const group = literalEnv(container, 'SLUICE_ROCKETMQ_GROUP') ?? rocketmq.consumerGroup;
-      log(`broker init failed: creating LITE topic ${topic} and wildcard group ${group} the tests' way, to rehearse the rest`);
+      log(
+        `broker init failed: creating LITE topic ${topic} and wildcard group ${group} the tests' way, to rehearse the rest`,
+      );
       await rocketmq.createLiteTopic(topic);
       await rocketmq.createWildcardGroup(group, topic);
     }
@@ -246,46 +331,77 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       queueArn: (name) => must(queueArns.get(name), `queue ${name} was not created`),
       loadBalancerHost: () => PROXY_NLB_HOST,
     };
-    const queues = app.resources(queuesStack, 'AWS::SQS::Queue').sort(([, a], [, b]) => Number('RedrivePolicy' in a.Properties) - Number('RedrivePolicy' in b.Properties));
+    const queues = app
+      .resources(queuesStack, 'AWS::SQS::Queue')
+      .sort(([, a], [, b]) => Number('RedrivePolicy' in a.Properties) - Number('RedrivePolicy' in b.Properties));
     for (const [, q] of queues) {
       const name = app.resolve(queuesStack, q.Properties.QueueName, world);
       const { attributes, skipped } = queueAttributes(app, queuesStack, q.Properties, world);
       const created = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
       queueUrls.set(name, created.QueueUrl!);
-      const arn = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: created.QueueUrl!, AttributeNames: ['QueueArn'] }));
+      const arn = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: created.QueueUrl!, AttributeNames: ['QueueArn'] }),
+      );
       queueArns.set(name, arn.Attributes!.QueueArn!);
       log(`queue ${name}: ${JSON.stringify(attributes)} (not stood in for: ${skipped.join(', ') || 'nothing'})`);
     }
 
     // --- the spillover as the edge sends to it, before anything consumes it (a probe, removed again).
     const spillover = edgeVariables.SLUICE_SPILLOVER_QUEUE_URL;
-    const probe = spillover === undefined ? { ok: false, detail: 'the edge names no SLUICE_SPILLOVER_QUEUE_URL' } : await spilloverProbe(sqs, app.resolve(edgeStack, spillover, world));
-    check('spillover queue takes the edge\'s send (FIFO: MessageGroupId, MessageDeduplicationId)', probe.ok, probe.detail);
+    const probe =
+      spillover === undefined
+        ? { ok: false, detail: 'the edge names no SLUICE_SPILLOVER_QUEUE_URL' }
+        : await spilloverProbe(sqs, app.resolve(edgeStack, spillover, world));
+    check(
+      "spillover queue takes the edge's send (FIFO: MessageGroupId, MessageDeduplicationId)",
+      probe.ok,
+      probe.detail,
+    );
 
     // --- the policy parameters the Config stack seeds, and the secret the README has the user create.
     for (const [, p] of app.resources(configStack, 'AWS::SSM::Parameter')) {
       const name = app.resolve(configStack, p.Properties.Name, world);
-      await ssm.send(new PutParameterCommand({ Name: name, Value: app.resolve(configStack, p.Properties.Value, world), Type: 'String', Overwrite: true }));
+      await ssm.send(
+        new PutParameterCommand({
+          Name: name,
+          Value: app.resolve(configStack, p.Properties.Value, world),
+          Type: 'String',
+          Overwrite: true,
+        }),
+      );
       log(`ssm ${name} seeded from the template`);
     }
     // The one secret the README has the user create (the stacks' own are in moto above).
     const upstashSecretName = app.resolve(configStack, app.output(configStack, 'UpstashSecretName'), world);
-    await secrets.send(new CreateSecretCommand({ Name: upstashSecretName, SecretString: JSON.stringify({ url: upstash.url, token: upstashToken }) }));
+    await secrets.send(
+      new CreateSecretCommand({
+        Name: upstashSecretName,
+        SecretString: JSON.stringify({ url: upstash.url, token: upstashToken }),
+      }),
+    );
     log(`secret ${upstashSecretName} created as infra/README.md says (url, token)`);
 
     // --- the dispatcher: built as its Dockerfile builds it, started with the task definition's environment and secrets.
     const asset = dockerAsset(out, dispatchersStack.stack);
     // The build context is the asset directory `cdk deploy` hands to `docker build`: the synthesized app's own sources.
-    const image = buildImage({ dockerfile: join(asset.context, asset.dockerFile), context: asset.context, modules: repoRoot, into: join(cache, 'rehearsal-image'), log });
+    const image = buildImage({
+      dockerfile: join(asset.context, asset.dockerFile),
+      context: asset.context,
+      modules: repoRoot,
+      into: join(cache, 'rehearsal-image'),
+      log,
+    });
     for (const s of image.steps) log(`[image] ${s}`);
     const taskEnv: Record<string, string> = {};
-    for (const e of (container.Environment ?? []) as Array<{ Name: string; Value: unknown }>) taskEnv[e.Name] = app.resolve(dispatchersStack, e.Value, world);
+    for (const e of (container.Environment ?? []) as Array<{ Name: string; Value: unknown }>)
+      taskEnv[e.Name] = app.resolve(dispatchersStack, e.Value, world);
     for (const s of (container.Secrets ?? []) as Array<{ Name: string; ValueFrom: unknown }>) {
       taskEnv[s.Name] = await secretValue(secrets, app.resolve(dispatchersStack, s.ValueFrom, world));
     }
     standInForProxy(taskEnv, rocketmq.endpoints);
     // A path of the container's own /tmp: here, one of the rehearsal's.
-    if (taskEnv.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH) taskEnv.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH = join(work, 'grpc-roots.pem');
+    if (taskEnv.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH)
+      taskEnv.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH = join(work, 'grpc-roots.pem');
     const metricsPort = await freePort();
     const dispatcherLines: string[] = [];
     const dispatcher = startProcess(
@@ -323,20 +439,29 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       check(`proxy presents a certificate for ${dialedHost} that verifies against the CA secret`, h.ok, h.detail);
     }
     // With the dispatchers' user when they have one; without, a plaintext client with no user at all.
-    const user = taskEnv.SLUICE_ROCKETMQ_ACCESS_KEY && taskEnv.SLUICE_ROCKETMQ_SECRET_KEY
-      ? { accessKey: taskEnv.SLUICE_ROCKETMQ_ACCESS_KEY, accessSecret: taskEnv.SLUICE_ROCKETMQ_SECRET_KEY }
-      : undefined;
+    const user =
+      taskEnv.SLUICE_ROCKETMQ_ACCESS_KEY && taskEnv.SLUICE_ROCKETMQ_SECRET_KEY
+        ? { accessKey: taskEnv.SLUICE_ROCKETMQ_ACCESS_KEY, accessSecret: taskEnv.SLUICE_ROCKETMQ_SECRET_KEY }
+        : undefined;
     const refused = await plaintextRefused(dialed, must(taskEnv.SLUICE_ROCKETMQ_TOPIC, 'no topic'), user);
-    check(`proxy refuses a plaintext gRPC client (${user ? 'valid user' : 'no user: the dispatchers have none'}, no TLS)`, refused.ok, refused.detail);
+    check(
+      `proxy refuses a plaintext gRPC client (${user ? 'valid user' : 'no user: the dispatchers have none'}, no TLS)`,
+      refused.ok,
+      refused.detail,
+    );
 
     // --- the edge: its asset alone in an empty task root, under aws-lambda-ric, behind the function URL front.
-    const assetFile = options.edgeAsset ?? join(out, `asset.${String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
+    const assetFile =
+      options.edgeAsset ??
+      join(out, `asset.${String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
     const taskRoot = join(work, 'var-task');
     mkdirSync(taskRoot);
     if (options.edgeAsset) copyFileSync(assetFile, join(taskRoot, 'index.mjs'));
     // The asset directory is what the function's zip holds (index.mjs, its source map, package.json).
     else cpSync(dirname(assetFile), taskRoot, { recursive: true });
-    log(`edge asset ${options.edgeAsset ? assetFile : dirname(assetFile)} copied alone into ${taskRoot}: ${readdirSync(taskRoot).join(', ')}`);
+    log(
+      `edge asset ${options.edgeAsset ? assetFile : dirname(assetFile)} copied alone into ${taskRoot}: ${readdirSync(taskRoot).join(', ')}`,
+    );
     const fnEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(edgeVariables)) fnEnv[k] = app.resolve(edgeStack, v, world);
     standInForProxy(fnEnv, rocketmq.endpoints);
@@ -344,7 +469,10 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     const tlsEnv: Record<string, string> = {};
     if (fnEnv.SLUICE_ROCKETMQ_ENDPOINTS?.startsWith(`${PUBLIC_TLS.domainName}:`)) {
       const [host, port] = rocketmq.endpoints.split(':');
-      const nlb = await startTlsListener({ dir: work, target: { host: host!, port: Number(port), tls: publicTargetProtocol(app) === 'TLS' } });
+      const nlb = await startTlsListener({
+        dir: work,
+        target: { host: host!, port: Number(port), tls: publicTargetProtocol(app) === 'TLS' },
+      });
       stops.push(() => nlb.close());
       fnEnv.SLUICE_ROCKETMQ_ENDPOINTS = nlb.endpoint;
       // The ACM certificate's chain is in every trust store; the local one is trusted here.
@@ -353,9 +481,14 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     }
     const runtime = String(fn.Properties.Runtime);
     const [, dist] = one(app.resources(edgeStack, 'AWS::CloudFront::Distribution'), 'distribution');
-    const origin = ((dist.Properties.DistributionConfig as {
-      Origins: Array<{ CustomOriginConfig: { OriginReadTimeout: number }; OriginCustomHeaders?: Array<{ HeaderName: string; HeaderValue: unknown }> }>;
-    }).Origins)[0]!;
+    const origin = (
+      dist.Properties.DistributionConfig as {
+        Origins: Array<{
+          CustomOriginConfig: { OriginReadTimeout: number };
+          OriginCustomHeaders?: Array<{ HeaderName: string; HeaderValue: unknown }>;
+        }>;
+      }
+    ).Origins[0]!;
     const originHeaders: Record<string, string> = {};
     for (const h of origin.OriginCustomHeaders ?? []) {
       originHeaders[h.HeaderName] = await dynamicReferences(secrets, app.resolve(edgeStack, h.HeaderValue, world));
@@ -402,13 +535,17 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
         }),
     });
     stops.push(() => front.close());
-    log(`edge: ${runtime} handler ${String(fn.Properties.Handler)}, environment ${Object.keys(fnEnv).sort().join(', ')}; CloudFront origin read timeout ${origin.CustomOriginConfig.OriginReadTimeout} s`);
+    log(
+      `edge: ${runtime} handler ${String(fn.Properties.Handler)}, environment ${Object.keys(fnEnv).sort().join(', ')}; CloudFront origin read timeout ${origin.CustomOriginConfig.OriginReadTimeout} s`,
+    );
 
     // --- smoke through the front.
     const policyPath = must(fnEnv.SLUICE_POLICY_SSM_PATH, 'the edge has no SLUICE_POLICY_SSM_PATH');
     // No admin secret: the smoke's admin API check fails and says so; the rest still runs.
     const adminSecretId = fnEnv.SLUICE_ADMIN_SECRET_ID;
-    const adminSecret = adminSecretId ? await secrets.send(new GetSecretValueCommand({ SecretId: adminSecretId })) : undefined;
+    const adminSecret = adminSecretId
+      ? await secrets.send(new GetSecretValueCommand({ SecretId: adminSecretId }))
+      : undefined;
     const result: SmokeResult = await smoke({
       adminKey: adminSecret && (JSON.parse(adminSecret.SecretString!) as { key: string }).key,
       baseUrl: front.url,
@@ -417,14 +554,24 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
       slowModel: SLOW_MODEL,
       originReadTimeoutSeconds: origin.CustomOriginConfig.OriginReadTimeout,
       log,
-      putParameter: async (name, value) => void (await ssm.send(new PutParameterCommand({ Name: `${policyPath}/${name}`, Value: value, Type: 'String', Overwrite: true }))),
-      getParameter: async (name) => (await ssm.send(new GetParameterCommand({ Name: `${policyPath}/${name}` }))).Parameter!.Value!,
+      putParameter: async (name, value) =>
+        void (await ssm.send(
+          new PutParameterCommand({ Name: `${policyPath}/${name}`, Value: value, Type: 'String', Overwrite: true }),
+        )),
+      getParameter: async (name) =>
+        (await ssm.send(new GetParameterCommand({ Name: `${policyPath}/${name}` }))).Parameter!.Value!,
       refreshMs: 30_000,
       metricsReads: () => gpuMetricsReads,
       policiesApplied: () => dispatcherLines.filter((l) => l.includes('"msg":"policy applied"')).length,
     });
     for (const c of result.checks) check(c.name, c.ok, c.detail);
-    check('edge started', front.initErrors.length === 0, front.initErrors.length ? front.initErrors.join('; ').slice(0, 500) : `${front.environments()} execution environment(s), no init error`);
+    check(
+      'edge started',
+      front.initErrors.length === 0,
+      front.initErrors.length
+        ? front.initErrors.join('; ').slice(0, 500)
+        : `${front.environments()} execution environment(s), no init error`,
+    );
 
     // --- what CloudWatch would see: every metric an alarm or scaling policy reads, from the process it watches.
     await new Promise((r) => setTimeout(r, 4_000));
@@ -432,7 +579,11 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     for (const w of watchedMetrics(app.templates.values(), SLUICE_NAMESPACE)) {
       const who = METRIC_EMITTER[w.name as keyof typeof METRIC_EMITTER];
       const found = who ? emitted[who].some((e) => sameMetric(e, w)) : false;
-      check(`metric ${w.name} ${JSON.stringify(w.dims)} (${w.alarm})`, found, found ? `emitted by the ${who} as EMF` : `not in the ${who ?? 'unknown'} process's EMF`);
+      check(
+        `metric ${w.name} ${JSON.stringify(w.dims)} (${w.alarm})`,
+        found,
+        found ? `emitted by the ${who} as EMF` : `not in the ${who ?? 'unknown'} process's EMF`,
+      );
     }
   } catch (err) {
     check('rehearsal ran', false, err instanceof Error ? (err.stack ?? err.message) : String(err));
@@ -445,7 +596,12 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
 function offlineEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AWS_') && !k.startsWith('CDK_')) env[k] = v;
-  return { ...env, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
+  return {
+    ...env,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CDK_DISABLE_CLI_TELEMETRY: 'true',
+    CDK_DISABLE_VERSION_CHECK: '1',
+  };
 }
 
 function baseEnv(): Record<string, string> {
@@ -459,14 +615,27 @@ function standInForProxy(env: Record<string, string>, proxy: string) {
 }
 
 function queueAttributes(app: Assembly, t: Template, p: Record<string, unknown>, world: LocalWorld) {
-  const copied = ['FifoQueue', 'ContentBasedDeduplication', 'DeduplicationScope', 'FifoThroughputLimit', 'MessageRetentionPeriod', 'VisibilityTimeout', 'ReceiveMessageWaitTimeSeconds', 'DelaySeconds', 'MaximumMessageSize'];
+  const copied = [
+    'FifoQueue',
+    'ContentBasedDeduplication',
+    'DeduplicationScope',
+    'FifoThroughputLimit',
+    'MessageRetentionPeriod',
+    'VisibilityTimeout',
+    'ReceiveMessageWaitTimeSeconds',
+    'DelaySeconds',
+    'MaximumMessageSize',
+  ];
   const attributes: Record<string, string> = {};
   const skipped: string[] = [];
   for (const [k, v] of Object.entries(p)) {
     if (copied.includes(k)) attributes[k] = String(v);
     else if (k === 'RedrivePolicy') {
       const r = v as { deadLetterTargetArn: unknown; maxReceiveCount: number };
-      attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: app.resolve(t, r.deadLetterTargetArn, world), maxReceiveCount: r.maxReceiveCount });
+      attributes.RedrivePolicy = JSON.stringify({
+        deadLetterTargetArn: app.resolve(t, r.deadLetterTargetArn, world),
+        maxReceiveCount: r.maxReceiveCount,
+      });
     } else if (k !== 'QueueName' && k !== 'Tags') skipped.push(k);
   }
   return { attributes, skipped };
@@ -480,19 +649,34 @@ async function spilloverProbe(sqs: SQSClient, url: string): Promise<{ ok: boolea
   const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['FifoQueue'] }));
   const kind = attrs.Attributes?.FifoQueue === 'true' ? 'FIFO' : 'standard';
   try {
-    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'rehearsal probe', MessageGroupId: 'rehearsal', MessageDeduplicationId: randomBytes(8).toString('hex') }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: url,
+        MessageBody: 'rehearsal probe',
+        MessageGroupId: 'rehearsal',
+        MessageDeduplicationId: randomBytes(8).toString('hex'),
+      }),
+    );
   } catch (err) {
-    return { ok: false, detail: `${kind} queue ${url} refuses the edge's send: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      ok: false,
+      detail: `${kind} queue ${url} refuses the edge's send: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
   for (let i = 0; i < 5; i++) {
-    const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const got = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
     const mine = (got.Messages ?? []).filter((m) => m.Body === 'rehearsal probe');
     for (const m of mine) await sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle! }));
     if (mine.length) break;
   }
   return kind === 'FIFO'
     ? { ok: true, detail: `FIFO queue ${url} takes MessageGroupId and MessageDeduplicationId` }
-    : { ok: false, detail: `standard queue ${url}: it took the send, but keeps no order per LiteTopic and drops no duplicates` };
+    : {
+        ok: false,
+        detail: `standard queue ${url}: it took the send, but keeps no order per LiteTopic and drops no duplicates`,
+      };
 }
 
 /** CloudFormation dynamic references to Secrets Manager, `{{resolve:secretsmanager:<id>:SecretString:<field>::}}`. */
@@ -538,18 +722,30 @@ function world0(): LocalWorld {
   const none = (what: string) => () => {
     throw new Error(`${what} is not known yet`);
   };
-  return { region: REGION, account: ACCOUNT, queueUrl: none('queue url'), queueArn: none('queue arn'), loadBalancerHost: () => PROXY_NLB_HOST };
+  return {
+    region: REGION,
+    account: ACCOUNT,
+    queueUrl: none('queue url'),
+    queueArn: none('queue arn'),
+    loadBalancerHost: () => PROXY_NLB_HOST,
+  };
 }
 
 /** A container's environment value when it is a literal in the template. */
 function literalEnv(container: Record<string, unknown>, name: string): string | undefined {
-  const v = ((container.Environment ?? []) as Array<{ Name: string; Value: unknown }>).find((e) => e.Name === name)?.Value;
+  const v = ((container.Environment ?? []) as Array<{ Name: string; Value: unknown }>).find(
+    (e) => e.Name === name,
+  )?.Value;
   return typeof v === 'string' ? v : undefined;
 }
 
 function startProcess(cmd: string[], cwd: string, env: Record<string, string>, onLine: (line: string) => void) {
   const [bin, ...args] = cmd;
-  const child: ChildProcess = spawn(bin === 'node' ? process.execPath : bin!, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(bin === 'node' ? process.execPath : bin!, args, {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   for (const s of [child.stdout!, child.stderr!]) eachLine(s, onLine);
   return {
     stop: () =>
@@ -568,7 +764,10 @@ function startProcess(cmd: string[], cwd: string, env: Record<string, string>, o
 /** The protocol of the public NLB's target group (the one whose listener is TLS). */
 function publicTargetProtocol(app: Assembly): string {
   const broker = app.stack('Broker');
-  const tlsListener = one(app.resources(broker, 'AWS::ElasticLoadBalancingV2::Listener').filter(([, l]) => l.Properties.Protocol === 'TLS'), 'TLS listener');
+  const tlsListener = one(
+    app.resources(broker, 'AWS::ElasticLoadBalancingV2::Listener').filter(([, l]) => l.Properties.Protocol === 'TLS'),
+    'TLS listener',
+  );
   const action = (tlsListener[1].Properties.DefaultActions as Array<{ TargetGroupArn: { Ref: string } }>)[0]!;
   return String(broker.Resources[action.TargetGroupArn.Ref]!.Properties.Protocol);
 }

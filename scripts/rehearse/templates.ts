@@ -33,7 +33,9 @@ export interface LocalWorld {
  * (and the README) cannot know beforehand: the rehearsal reports that and stands its logical id in for it.
  */
 export function stackSecretName(logicalId: string, r: Resource): { name: string; named: boolean } {
-  return typeof r.Properties.Name === 'string' ? { name: r.Properties.Name, named: true } : { name: logicalId, named: false };
+  return typeof r.Properties.Name === 'string'
+    ? { name: r.Properties.Name, named: true }
+    : { name: logicalId, named: false };
 }
 
 export class Assembly {
@@ -80,7 +82,8 @@ export class Assembly {
     if ('Fn::ImportValue' in v) {
       const name = this.resolve(t, v['Fn::ImportValue'], world);
       for (const other of this.templates.values()) {
-        for (const o of Object.values(other.Outputs ?? {})) if (o.Export?.Name === name) return this.resolve(other, o.Value, world);
+        for (const o of Object.values(other.Outputs ?? {}))
+          if (o.Export?.Name === name) return this.resolve(other, o.Value, world);
       }
       throw new Error(`no stack exports ${name}`);
     }
@@ -98,7 +101,8 @@ export class Assembly {
       if (r?.Type === 'AWS::SQS::Queue') return world.queueUrl(this.resolve(t, r.Properties.QueueName, world));
       if (r?.Type === 'AWS::SSM::Parameter') return this.resolve(t, r.Properties.Name, world);
       // A secret's ARN without the random suffix: Secrets Manager (and moto) take it as the id.
-      if (r?.Type === 'AWS::SecretsManager::Secret') return `arn:aws:secretsmanager:${world.region}:${world.account}:secret:${stackSecretName(ref, r).name}`;
+      if (r?.Type === 'AWS::SecretsManager::Secret')
+        return `arn:aws:secretsmanager:${world.region}:${world.account}:secret:${stackSecretName(ref, r).name}`;
       throw new Error(`${t.stack}: cannot resolve Ref ${ref} (${r?.Type ?? 'unknown'})`);
     }
     if ('Fn::GetAtt' in v) {
@@ -110,7 +114,8 @@ export class Assembly {
         if (attr === 'QueueName') return name;
         if (attr === 'QueueUrl') return world.queueUrl(name);
       }
-      if (r?.Type === 'AWS::ElasticLoadBalancingV2::LoadBalancer' && attr === 'DNSName') return world.loadBalancerHost(t.stack, id);
+      if (r?.Type === 'AWS::ElasticLoadBalancingV2::LoadBalancer' && attr === 'DNSName')
+        return world.loadBalancerHost(t.stack, id);
       throw new Error(`${t.stack}: cannot resolve GetAtt ${id}.${attr} (${r?.Type ?? 'unknown'})`);
     }
     throw new Error(`${t.stack}: cannot resolve ${JSON.stringify(value).slice(0, 200)}`);

@@ -19,23 +19,52 @@ export interface TlsListener {
   close(): Promise<void>;
 }
 
-export async function startTlsListener(options: { dir: string; target: { host: string; port: number; tls: boolean } }): Promise<TlsListener> {
+export async function startTlsListener(options: {
+  dir: string;
+  target: { host: string; port: number; tls: boolean };
+}): Promise<TlsListener> {
   const key = join(options.dir, 'nlb-key.pem');
   const cert = join(options.dir, 'nlb-cert.pem');
-  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', key, '-out', cert], { encoding: 'utf8' });
+  const r = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`openssl failed: ${r.stderr}`);
-  const server = createServer({ key: readFileSync(key), cert: readFileSync(cert), minVersion: 'TLSv1.3', ALPNProtocols: ['h2', 'http/1.1'] }, (client) => {
-    const { host, port } = options.target;
-    const upstream = options.target.tls ? tlsConnect({ host, port, rejectUnauthorized: false, ALPNProtocols: ['h2'] }) : connect(port, host);
-    client.pipe(upstream).pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end);
-    upstream.on('error', end);
-  });
+  const server = createServer(
+    { key: readFileSync(key), cert: readFileSync(cert), minVersion: 'TLSv1.3', ALPNProtocols: ['h2', 'http/1.1'] },
+    (client) => {
+      const { host, port } = options.target;
+      const upstream = options.target.tls
+        ? tlsConnect({ host, port, rejectUnauthorized: false, ALPNProtocols: ['h2'] })
+        : connect(port, host);
+      client.pipe(upstream).pipe(client);
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', end);
+      upstream.on('error', end);
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     endpoint: `localhost:${(server.address() as AddressInfo).port}`,

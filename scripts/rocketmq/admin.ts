@@ -111,9 +111,15 @@ export async function brokerConfigs(brokerAddr: string): Promise<{ topics: strin
 const UPDATE_BROKER_CONFIG = 25;
 
 /** Changes broker settings at runtime (what `mqadmin updateBrokerConfig` does). */
-export function updateBrokerConfig(brokerAddr: string, values: Record<string, string | number | boolean>): Promise<void> {
+export function updateBrokerConfig(
+  brokerAddr: string,
+  values: Record<string, string | number | boolean>,
+): Promise<void> {
   const body = Object.entries(values)
     .map(([k, v]) => `${k}=${v}`)
     .join('\n');
-  return expectSuccess('update broker config', remotingRequest(brokerAddr, UPDATE_BROKER_CONFIG, {}, Buffer.from(body)));
+  return expectSuccess(
+    'update broker config',
+    remotingRequest(brokerAddr, UPDATE_BROKER_CONFIG, {}, Buffer.from(body)),
+  );
 }

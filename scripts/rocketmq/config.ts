@@ -41,7 +41,13 @@ export function writeHome(home: string, ports: RocketMQPorts, options: HomeOptio
   writeFileSync(namesrvConf, formatProps({ listenPort: ports.namesrv, bindAddress: '127.0.0.1' }));
 
   const brokerConf = join(home, 'conf', 'broker.conf');
-  const place = { listenPort: ports.broker, namesrvAddr: `127.0.0.1:${ports.namesrv}`, storeDir: join(home, 'store'), brokerIP1: '127.0.0.1', bindAddress: '127.0.0.1' };
+  const place = {
+    listenPort: ports.broker,
+    namesrvAddr: `127.0.0.1:${ports.namesrv}`,
+    storeDir: join(home, 'store'),
+    brokerIP1: '127.0.0.1',
+    bindAddress: '127.0.0.1',
+  };
   const local = oneBrokerConf(place);
   const settings = options.brokerSettings
     ? { ...withoutPlace(options.brokerSettings), ...Object.fromEntries(PLACE_KEYS.map((k) => [k, local[k]!])) }

@@ -67,7 +67,8 @@ const DEFAULT_GROUP: WildcardGroupOptions = { maxAttempts: 5, orderly: true, ret
 
 export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<RocketMQ> {
   const t0 = performance.now();
-  const log = opts.log ?? ((line: string) => console.log(`[rocketmq] +${((performance.now() - t0) / 1000).toFixed(1)}s ${line}`));
+  const log =
+    opts.log ?? ((line: string) => console.log(`[rocketmq] +${((performance.now() - t0) / 1000).toFixed(1)}s ${line}`));
   const started = performance.now();
   const cacheDir = resolve(opts.cacheDir ?? '.cache');
   const libDir = await fetchJars({
@@ -102,18 +103,43 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
 
   try {
     log(`starting namesrv on ${namesrv}`);
-    procs.namesrv = startServer(libDir, files, 'namesrv', 'org.apache.rocketmq.namesrv.NamesrvStartup', ['-c', files.namesrvConf], '-Xms128m -Xmx256m');
-    await waitUntil('namesrv port', () => portAccepts(ports.namesrv), { timeoutMs: START_TIMEOUT_MS, proc: procs.namesrv });
+    procs.namesrv = startServer(
+      libDir,
+      files,
+      'namesrv',
+      'org.apache.rocketmq.namesrv.NamesrvStartup',
+      ['-c', files.namesrvConf],
+      '-Xms128m -Xmx256m',
+    );
+    await waitUntil('namesrv port', () => portAccepts(ports.namesrv), {
+      timeoutMs: START_TIMEOUT_MS,
+      proc: procs.namesrv,
+    });
 
     const startBroker = async () => {
       log(`starting broker on ${brokerAddr}`);
-      procs.broker = startServer(libDir, files, 'broker', 'org.apache.rocketmq.broker.BrokerStartup', ['-c', files.brokerConf], '-Xms256m -Xmx1g -XX:MaxDirectMemorySize=512m');
-      await waitUntil('broker port', () => portAccepts(ports.broker), { timeoutMs: START_TIMEOUT_MS, proc: procs.broker });
-      await waitUntil('broker in clusterList', () => brokerRegistered(namesrv, brokerAddr), { timeoutMs: START_TIMEOUT_MS, proc: procs.broker });
+      procs.broker = startServer(
+        libDir,
+        files,
+        'broker',
+        'org.apache.rocketmq.broker.BrokerStartup',
+        ['-c', files.brokerConf],
+        '-Xms256m -Xmx1g -XX:MaxDirectMemorySize=512m',
+      );
+      await waitUntil('broker port', () => portAccepts(ports.broker), {
+        timeoutMs: START_TIMEOUT_MS,
+        proc: procs.broker,
+      });
+      await waitUntil('broker in clusterList', () => brokerRegistered(namesrv, brokerAddr), {
+        timeoutMs: START_TIMEOUT_MS,
+        proc: procs.broker,
+      });
     };
     await startBroker();
 
-    log(`starting proxy (cluster mode) with gRPC on 127.0.0.1:${ports.proxyGrpc}; creating LITE topic ${parentTopic} and wildcard group ${consumerGroup}`);
+    log(
+      `starting proxy (cluster mode) with gRPC on 127.0.0.1:${ports.proxyGrpc}; creating LITE topic ${parentTopic} and wildcard group ${consumerGroup}`,
+    );
     procs.proxy = startServer(
       libDir,
       files,
@@ -130,7 +156,10 @@ export async function startRocketMQ(opts: StartRocketMQOptions = {}): Promise<Ro
         : createLiteParentTopic(brokerAddr, parentTopic, { expirationMinutes: expiration }).then(() =>
             createWildcardGroup(brokerAddr, consumerGroup, parentTopic, { ...DEFAULT_GROUP, ...opts.group }),
           ),
-      waitUntil('proxy gRPC port', () => portAccepts(ports.proxyGrpc), { timeoutMs: START_TIMEOUT_MS, proc: procs.proxy }),
+      waitUntil('proxy gRPC port', () => portAccepts(ports.proxyGrpc), {
+        timeoutMs: START_TIMEOUT_MS,
+        proc: procs.proxy,
+      }),
     ]);
     log(`ready in ${((performance.now() - started) / 1000).toFixed(1)} s: endpoints 127.0.0.1:${ports.proxyGrpc}`);
 

@@ -133,7 +133,9 @@ export async function waitUntil(
   const deadline = performance.now() + opts.timeoutMs;
   for (;;) {
     if (opts.proc && !opts.proc.isRunning()) {
-      throw new Error(`${opts.proc.name} exited while waiting for ${what}; log ${opts.proc.logFile}:\n${tailLog(opts.proc.logFile)}`);
+      throw new Error(
+        `${opts.proc.name} exited while waiting for ${what}; log ${opts.proc.logFile}:\n${tailLog(opts.proc.logFile)}`,
+      );
     }
     if (await check()) return;
     if (performance.now() > deadline) {

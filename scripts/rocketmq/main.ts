@@ -9,7 +9,8 @@ import { startRocketMQ } from './index.ts';
 const freePorts = process.argv.includes('--free-ports');
 const homeArg = process.argv.find((a) => a.startsWith('--home='))?.slice('--home='.length);
 const orderlyArg = process.argv.find((a) => a.startsWith('--orderly='))?.slice('--orderly='.length);
-if (orderlyArg !== undefined && orderlyArg !== 'true' && orderlyArg !== 'false') throw new Error('--orderly must be true or false');
+if (orderlyArg !== undefined && orderlyArg !== 'true' && orderlyArg !== 'false')
+  throw new Error('--orderly must be true or false');
 
 const mq = await startRocketMQ({
   home: homeArg,
@@ -20,7 +21,9 @@ console.log(`RocketMQ ${mq.version} is up.`);
 console.log(`  proxy gRPC endpoints: ${mq.endpoints}`);
 console.log(`  namesrv:              ${mq.namesrv}`);
 console.log(`  parent topic:         ${mq.parentTopic} (LITE)`);
-console.log(`  consumer group:       ${mq.consumerGroup} (wildcard, ${orderlyArg === 'false' ? 'non-orderly' : 'orderly'})`);
+console.log(
+  `  consumer group:       ${mq.consumerGroup} (wildcard, ${orderlyArg === 'false' ? 'non-orderly' : 'orderly'})`,
+);
 console.log(`  home (store, logs):   ${mq.home}`);
 console.log('Press Ctrl-C to stop.');
 

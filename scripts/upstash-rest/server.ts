@@ -39,18 +39,46 @@ const MAX_BODY_BYTES = 10 * 1024 * 1024;
  * Upstash REST refuses the same families.
  */
 const REFUSED = new Set([
-  'blpop', 'brpop', 'brpoplpush', 'blmove', 'blmpop', 'bzpopmin', 'bzpopmax', 'bzmpop',
-  'multi', 'exec', 'discard', 'watch', 'unwatch',
-  'subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe',
-  'monitor', 'select', 'quit', 'reset', 'hello', 'auth', 'wait', 'waitaof', 'sync', 'psync', 'shutdown',
+  'blpop',
+  'brpop',
+  'brpoplpush',
+  'blmove',
+  'blmpop',
+  'bzpopmin',
+  'bzpopmax',
+  'bzmpop',
+  'multi',
+  'exec',
+  'discard',
+  'watch',
+  'unwatch',
+  'subscribe',
+  'psubscribe',
+  'ssubscribe',
+  'unsubscribe',
+  'punsubscribe',
+  'sunsubscribe',
+  'monitor',
+  'select',
+  'quit',
+  'reset',
+  'hello',
+  'auth',
+  'wait',
+  'waitaof',
+  'sync',
+  'psync',
+  'shutdown',
 ]);
 
 type Prepared =
-  | { readonly args: string[]; readonly post?: (reply: RespValue) => RespValue }
-  | { readonly error: string };
+  { readonly args: string[]; readonly post?: (reply: RespValue) => RespValue } | { readonly error: string };
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -132,7 +160,9 @@ function parseJson(text: string): unknown {
 
 function authorized(req: http.IncomingMessage, url: URL, token: Buffer): boolean {
   const header = req.headers.authorization ?? '';
-  const given = header.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : url.searchParams.get('_token') ?? '';
+  const given = header.toLowerCase().startsWith('bearer ')
+    ? header.slice(7).trim()
+    : (url.searchParams.get('_token') ?? '');
   const g = Buffer.from(given);
   return g.length === token.length && timingSafeEqual(g, token);
 }
@@ -177,7 +207,10 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
     if (!Array.isArray(body) || body.length === 0) throw new HttpError(400, 'ERR failed to parse multi-exec request');
     const prepared = body.map((cmd) => prepare(cmd, scripts));
     const refused = prepared.find((p): p is { error: string } => 'error' in p);
-    if (refused) return sendJson(res, 400, { error: `EXECABORT Transaction discarded because of previous errors: ${refused.error}` });
+    if (refused)
+      return sendJson(res, 400, {
+        error: `EXECABORT Transaction discarded because of previous errors: ${refused.error}`,
+      });
     const cmds = prepared as Extract<Prepared, { args: string[] }>[];
     // One write: nothing from another request can land inside MULTI…EXEC.
     const replies = await Promise.all(redis.sendMany([['MULTI'], ...cmds.map((p) => p.args), ['EXEC']]));
@@ -204,7 +237,9 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
     const conn: RespConnection = new RespConnection(target, {
       onPush: (value) => {
         if (!Array.isArray(value)) return;
-        const parts = value.map((v) => (Buffer.isBuffer(v) ? v.toString('utf8') : v instanceof RespError ? v.message : String(v)));
+        const parts = value.map((v) =>
+          Buffer.isBuffer(v) ? v.toString('utf8') : v instanceof RespError ? v.message : String(v),
+        );
         res.write(`data: ${parts.join(',')}\n\n`);
       },
       onClose: () => {

@@ -26,7 +26,14 @@ const outcome = (run: Awaited<ReturnType<typeof runBaseline>>) =>
 describe('the baselines on one trace', () => {
   it('shallow: the GPU queue holds one, the rest are refused at once', async () => {
     const run = await runBaseline(world, 'shallow');
-    expect(outcome(run)).toEqual(['batch:200', 'batch:200', 'batch:429:gpu:429', 'batch:429:gpu:429', 'batch:429:gpu:429', 'realtime:429:gpu:429']);
+    expect(outcome(run)).toEqual([
+      'batch:200',
+      'batch:200',
+      'batch:429:gpu:429',
+      'batch:429:gpu:429',
+      'batch:429:gpu:429',
+      'realtime:429:gpu:429',
+    ]);
   });
 
   it('fcfs: nobody is refused by the GPU; who waits past the client timeout gives up, realtime included', async () => {

@@ -10,7 +10,11 @@ import { FAULTS, SIZES, runChaos, type FaultRow } from '../../bench/chaos.js';
 
 describe('chaos bench (small)', () => {
   it('keeps every promise under each fault', { timeout: 40 * 60_000 }, async () => {
-    const rows: FaultRow[] = await runChaos({ size: SIZES.small, faults: Object.keys(FAULTS), log: (line) => console.log(line) });
+    const rows: FaultRow[] = await runChaos({
+      size: SIZES.small,
+      faults: Object.keys(FAULTS),
+      log: (line) => console.log(line),
+    });
     expect(rows.map((r) => r.fault)).toEqual(Object.keys(FAULTS));
     for (const row of rows) {
       const got = { ...row, statuses: undefined };

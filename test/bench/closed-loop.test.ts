@@ -15,7 +15,10 @@ import { sleep } from '../../lib/clock/clock.js';
 import { VirtualClock } from '../../lib/clock/virtual-clock.js';
 
 /** Runs the loop on a virtual clock: `answer(client, n)` says how long the n-th request of a client takes and what it gets. */
-async function loop(answer: (client: number, n: number) => { ms: number; status: Answer | Error }, o: Omit<ClosedLoopOptions, 'now'>) {
+async function loop(
+  answer: (client: number, n: number) => { ms: number; status: Answer | Error },
+  o: Omit<ClosedLoopOptions, 'now'>,
+) {
   const clock = new VirtualClock(0);
   const sent = new Map<number, number>();
   const send = async (c: number): Promise<Answer> => {
@@ -59,7 +62,11 @@ describe('the closed-loop driver', () => {
 
   it('counts nothing sent during the warm-up, and waits for the request still out at the end', async () => {
     // Sent at 0, 30, 60, 90 (warm-up), 120, 150, 180 (measured; the last answered at 210, past the window).
-    const { run, sent, clock } = await loop(() => ({ ms: 30, status: 200 }), { clients: 1, durationMs: 100, warmupMs: 100 });
+    const { run, sent, clock } = await loop(() => ({ ms: 30, status: 200 }), {
+      clients: 1,
+      durationMs: 100,
+      warmupMs: 100,
+    });
     expect(sent.get(0)).toBe(7);
     expect(run.samples.map((s) => s.sentAt)).toEqual([120, 150, 180]);
     expect(run.samples.at(-1)!.answeredAt).toBe(210);
@@ -72,7 +79,10 @@ describe('the closed-loop driver', () => {
 
   it('counts answers by status, a thrown send as an error, and only 200s as throughput', async () => {
     const statuses: (Answer | Error)[] = [200, 429, 200, 504, new Error('connection refused')];
-    const { run } = await loop((_c, n) => ({ ms: 20, status: statuses[n % statuses.length]! }), { clients: 1, durationMs: 1_000 });
+    const { run } = await loop((_c, n) => ({ ms: 20, status: statuses[n % statuses.length]! }), {
+      clients: 1,
+      durationMs: 1_000,
+    });
     const s = summarize(run);
     expect(s.requests).toBe(50);
     expect(s.statuses).toEqual({ 200: 20, 429: 10, 504: 10, error: 10 });
@@ -115,8 +125,14 @@ describe('the verdicts', () => {
   });
 
   it('case A gives no ratio when an engine was not run or the embedded one served nothing', () => {
-    expect(throughputVerdict('A', summary({}), undefined)).toMatchObject({ pass: null, line: expect.stringMatching(/not measured \(real engine not run\)/) });
-    expect(throughputVerdict('A', undefined, summary({}))).toMatchObject({ pass: null, line: expect.stringMatching(/embedded engine not run/) });
+    expect(throughputVerdict('A', summary({}), undefined)).toMatchObject({
+      pass: null,
+      line: expect.stringMatching(/not measured \(real engine not run\)/),
+    });
+    expect(throughputVerdict('A', undefined, summary({}))).toMatchObject({
+      pass: null,
+      line: expect.stringMatching(/embedded engine not run/),
+    });
     const none = throughputVerdict('A', summary({ reqPerSec: 0 }), summary({}));
     expect(none.pass).toBe(false);
     expect(none.ratio).toBeUndefined();
@@ -134,10 +150,17 @@ describe('the verdicts', () => {
 
 describe('the table', () => {
   it('shows one row per case and engine, answers by status', () => {
-    const text = renderTable(loopTable('closed loop', [
-      { label: 'A', engine: 'embedded', clients: 8, summary: summary({ statuses: { 200: 98, 429: 2 } }) },
-      { label: 'A', engine: 'real', clients: 8, summary: summary({ latencyMs: { n: 1, p50: 1.25, p90: 2, p99: 12_345, max: 12_345 } }) },
-    ]));
+    const text = renderTable(
+      loopTable('closed loop', [
+        { label: 'A', engine: 'embedded', clients: 8, summary: summary({ statuses: { 200: 98, 429: 2 } }) },
+        {
+          label: 'A',
+          engine: 'real',
+          clients: 8,
+          summary: summary({ latencyMs: { n: 1, p50: 1.25, p90: 2, p99: 12_345, max: 12_345 } }),
+        },
+      ]),
+    );
     expect(text.split('\n')).toHaveLength(5);
     expect(text).toContain('200×98 429×2');
     expect(text).toContain('1.3 ms');
@@ -147,9 +170,17 @@ describe('the table', () => {
   });
 
   it('shows CPU per request here and elsewhere, and how busy the machine was', () => {
-    const text = renderTable(loopTable('closed loop', [
-      { label: 'A', engine: 'real', clients: 8, summary: summary({}), cpu: { processMs: 5.004, elsewhereMs: 7.5, machineBusy: 0.974 } },
-    ]));
+    const text = renderTable(
+      loopTable('closed loop', [
+        {
+          label: 'A',
+          engine: 'real',
+          clients: 8,
+          summary: summary({}),
+          cpu: { processMs: 5.004, elsewhereMs: 7.5, machineBusy: 0.974 },
+        },
+      ]),
+    );
     expect(text.split('\n')[3]).toMatch(/5\.00\s+7\.50\s+97\.40%$/);
   });
 
@@ -157,13 +188,23 @@ describe('the table', () => {
     const p = (p50: number, share: number) => ({ n: 1, p50, p90: p50, p99: p50, max: p50, share });
     const zero = p(0, 0);
     const parts = {
-      edge: p(16, 0.2), broker: p(32, 0.4), suspendPace: zero, suspendCapacity: zero, suspendPaused: zero,
-      suspendOther: zero, slot: zero, dispatcher: p(1, 0.01), upstream: p(28, 0.3), reply: p(6, 0.09),
+      edge: p(16, 0.2),
+      broker: p(32, 0.4),
+      suspendPace: zero,
+      suspendCapacity: zero,
+      suspendPaused: zero,
+      suspendOther: zero,
+      slot: zero,
+      dispatcher: p(1, 0.01),
+      upstream: p(28, 0.3),
+      reply: p(6, 0.09),
     };
-    const text = renderTable(loopSplitTable('split', [
-      { label: 'A', engine: 'real', split: { n: 1, parts } },
-      { label: 'A', engine: 'embedded', split: undefined },
-    ]));
+    const text = renderTable(
+      loopSplitTable('split', [
+        { label: 'A', engine: 'real', split: { n: 1, parts } },
+        { label: 'A', engine: 'embedded', split: undefined },
+      ]),
+    );
     expect(text).toMatch(/^A\s+real\s+broker\s+32\.0 ms/m);
     expect(text).not.toContain('Suspend');
     expect(text).not.toContain('slot');

@@ -8,13 +8,17 @@ const world = (accounts: World['accounts']): World => ({
   trace: [],
   accounts,
   tiers: defaultTiers,
-  defaults: { accountModel: { rpm: 3, tpm: 1_000_000, rate: 10, burst: 50 }, tenantModel: { rpm: 5, tpm: 1_000_000 }, tenant: { rpm: 100, tpm: 1_000_000 } },
+  defaults: {
+    accountModel: { rpm: 3, tpm: 1_000_000, rate: 10, burst: 50 },
+    tenantModel: { rpm: 5, tpm: 1_000_000 },
+    tenant: { rpm: 100, tpm: 1_000_000 },
+  },
   gpu: { slots: 1 },
 });
 const body = { model: 'sim-llm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 };
 
-describe('the baselines\' hard limiter', () => {
-  it('checks the policy\'s windows: account x model, then tenant x model; 429 with Retry-After to the window\'s end', () => {
+describe("the baselines' hard limiter", () => {
+  it("checks the policy's windows: account x model, then tenant x model; 429 with Retry-After to the window's end", () => {
     const policy = worldPolicy(world({ a: { tenant: 'x', tier: 'realtime' }, b: { tenant: 'x', tier: 'realtime' } }));
     const limiter = createHardLimiter(policy);
     const at = LAB_EPOCH + 15_000;
@@ -28,15 +32,20 @@ describe('the baselines\' hard limiter', () => {
     expect(limiter.check('a', 'sim-llm', body, LAB_EPOCH + 60_000).ok).toBe(true);
   });
 
-  it('holds a degrade tier\'s account to its hard cap (hardCapFactor x quota), as Sluice does', () => {
+  it("holds a degrade tier's account to its hard cap (hardCapFactor x quota), as Sluice does", () => {
     const policy = worldPolicy(world({ bot: { tenant: 'etl', tier: 'offline', limits: { rpm: 1 } } }));
     const limiter = createHardLimiter(policy);
-    const passed = Array.from({ length: 5 }, () => limiter.check('bot', 'sim-llm', body, LAB_EPOCH).ok).filter(Boolean).length;
+    const passed = Array.from({ length: 5 }, () => limiter.check('bot', 'sim-llm', body, LAB_EPOCH).ok).filter(
+      Boolean,
+    ).length;
     expect(passed).toBe(policy.tiers.offline!.hardCapFactor);
   });
 
   it('refuses an account the policy does not know, without throwing', () => {
     const limiter = createHardLimiter(worldPolicy(world({ a: { tenant: 'x', tier: 'realtime' } })));
-    expect(limiter.check('__proto__', 'sim-llm', body, LAB_EPOCH)).toMatchObject({ ok: false, reason: 'limit:unknown-account' });
+    expect(limiter.check('__proto__', 'sim-llm', body, LAB_EPOCH)).toMatchObject({
+      ok: false,
+      reason: 'limit:unknown-account',
+    });
   });
 });

@@ -7,7 +7,12 @@ import { openAiError } from '../../lib/openai-error.js';
 describe('lab: a kept-alive 200 carrying an error counts as that failure', () => {
   const cases: Array<[string, ReturnType<typeof openAiError>, number, string]> = [
     ['expired in queue', openAiError('waited too long', 'timeout', 'queue_wait_exceeded'), 504, 'expired'],
-    ['cannot start before its deadline', openAiError('busy', 'rate_limit_exceeded', 'capacity_deadline'), 429, 'limit:capacity_deadline'],
+    [
+      'cannot start before its deadline',
+      openAiError('busy', 'rate_limit_exceeded', 'capacity_deadline'),
+      429,
+      'limit:capacity_deadline',
+    ],
     ['upstream failed for good', openAiError('no', 'upstream_error', 'upstream_failed'), 502, 'upstream-failed'],
     ['queue unavailable', openAiError('no', 'server_error', 'queue_unavailable'), 503, 'queue-unavailable'],
   ];

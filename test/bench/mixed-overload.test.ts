@@ -2,54 +2,70 @@ import { describe, expect, it } from 'vitest';
 import { mixedOverload } from '../../bench/scenarios/mixed-overload.js';
 
 describe('mixed-overload (small: 8 GPU slots, three overlapping bursts, one tenant asking 20x the tokens)', () => {
-  it('realtime within its share is all served; tenants of a tier get tokens in proportion; the GPU stays busy; one delivery per request', { timeout: 240_000 }, async () => {
-    const out = await mixedOverload.run({ seed: 1, size: 'small', flags: {}, log: () => {} });
-    const h = out.headline as Record<string, number>;
-    console.log(`mixed-overload small: ${JSON.stringify(h)}`);
-    expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(0.999);
-    for (const tier of ['Realtime', 'Batch', 'Offline']) {
-      expect(h[`sluice${tier}Jain`]).toBeGreaterThanOrEqual(0.9);
-      expect(h[`sluice${tier}Success`]).toBeGreaterThan(h[`shallow${tier}Success`]!);
-    }
-    // The steady accounts of tenants whose other account bursts keep their tier's success.
-    const sluice = (out.details as { fairness: { sluice: Record<string, { success: number; accountSuccess: Record<string, number> }> } }).fairness.sluice;
-    expect(sluice.realtime!.accountSuccess['support-steady']).toBeGreaterThanOrEqual(0.9 * sluice.realtime!.success);
-    expect(sluice.batch!.accountSuccess['marketing-steady']).toBeGreaterThanOrEqual(0.9 * sluice.batch!.success);
-    expect(sluice.offline!.accountSuccess['etl-steady']).toBeGreaterThanOrEqual(0.9 * sluice.offline!.success);
-    expect(h.sluiceGpuUtilizationOverlap).toBeGreaterThanOrEqual(0.95);
-    expect(h.sluiceGpuUtilization).toBeGreaterThan(h.shallowGpuUtilization!);
-    expect(h.sluiceDeliveriesPerCompleted).toBeLessThanOrEqual(1.5);
-    expect(h.sluiceGpuRefused).toBe(0);
-    expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(h.sluiceBatchSuccess!);
-    expect(h.sluiceBatchSuccess).toBeGreaterThanOrEqual(h.sluiceOfflineSuccess!);
-  });
+  it(
+    'realtime within its share is all served; tenants of a tier get tokens in proportion; the GPU stays busy; one delivery per request',
+    { timeout: 240_000 },
+    async () => {
+      const out = await mixedOverload.run({ seed: 1, size: 'small', flags: {}, log: () => {} });
+      const h = out.headline as Record<string, number>;
+      console.log(`mixed-overload small: ${JSON.stringify(h)}`);
+      expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(0.999);
+      for (const tier of ['Realtime', 'Batch', 'Offline']) {
+        expect(h[`sluice${tier}Jain`]).toBeGreaterThanOrEqual(0.9);
+        expect(h[`sluice${tier}Success`]).toBeGreaterThan(h[`shallow${tier}Success`]!);
+      }
+      // The steady accounts of tenants whose other account bursts keep their tier's success.
+      const sluice = (
+        out.details as {
+          fairness: { sluice: Record<string, { success: number; accountSuccess: Record<string, number> }> };
+        }
+      ).fairness.sluice;
+      expect(sluice.realtime!.accountSuccess['support-steady']).toBeGreaterThanOrEqual(0.9 * sluice.realtime!.success);
+      expect(sluice.batch!.accountSuccess['marketing-steady']).toBeGreaterThanOrEqual(0.9 * sluice.batch!.success);
+      expect(sluice.offline!.accountSuccess['etl-steady']).toBeGreaterThanOrEqual(0.9 * sluice.offline!.success);
+      expect(h.sluiceGpuUtilizationOverlap).toBeGreaterThanOrEqual(0.95);
+      expect(h.sluiceGpuUtilization).toBeGreaterThan(h.shallowGpuUtilization!);
+      expect(h.sluiceDeliveriesPerCompleted).toBeLessThanOrEqual(1.5);
+      expect(h.sluiceGpuRefused).toBe(0);
+      expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(h.sluiceBatchSuccess!);
+      expect(h.sluiceBatchSuccess).toBeGreaterThanOrEqual(h.sluiceOfflineSuccess!);
+    },
+  );
 
-  it('two dispatchers sharing the store: realtime within its share is still all served, and no account falls behind its tier', { timeout: 240_000 }, async () => {
-    // Before the gate's claims, one dispatcher's realtime waiters lost every freed slot to the
-    // other's newer ones (the one whose call ended asks first): 96 % served, the bursting account 85 %.
-    const out = await mixedOverload.run({ seed: 1, size: 'small', flags: { dispatchers: '2' }, log: () => {} });
-    const h = out.headline as Record<string, number>;
-    console.log(`mixed-overload small, 2 dispatchers: ${JSON.stringify(h)}`);
-    expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(0.999);
-    for (const tier of ['Realtime', 'Batch', 'Offline']) {
-      expect(h[`sluice${tier}Jain`]).toBeGreaterThanOrEqual(0.9);
-      expect(h[`sluice${tier}WorstAccountRatio`]).toBeGreaterThanOrEqual(0.9);
-    }
-    expect(h.sluiceGpuUtilizationOverlap).toBeGreaterThanOrEqual(0.95);
-    expect(h.sluiceDeliveriesPerCompleted).toBeLessThanOrEqual(1.5);
-    expect(h.sluiceGpuRefused).toBe(0);
-  });
+  it(
+    'two dispatchers sharing the store: realtime within its share is still all served, and no account falls behind its tier',
+    { timeout: 240_000 },
+    async () => {
+      // Before the gate's claims, one dispatcher's realtime waiters lost every freed slot to the
+      // other's newer ones (the one whose call ended asks first): 96 % served, the bursting account 85 %.
+      const out = await mixedOverload.run({ seed: 1, size: 'small', flags: { dispatchers: '2' }, log: () => {} });
+      const h = out.headline as Record<string, number>;
+      console.log(`mixed-overload small, 2 dispatchers: ${JSON.stringify(h)}`);
+      expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(0.999);
+      for (const tier of ['Realtime', 'Batch', 'Offline']) {
+        expect(h[`sluice${tier}Jain`]).toBeGreaterThanOrEqual(0.9);
+        expect(h[`sluice${tier}WorstAccountRatio`]).toBeGreaterThanOrEqual(0.9);
+      }
+      expect(h.sluiceGpuUtilizationOverlap).toBeGreaterThanOrEqual(0.95);
+      expect(h.sluiceDeliveriesPerCompleted).toBeLessThanOrEqual(1.5);
+      expect(h.sluiceGpuRefused).toBe(0);
+    },
+  );
 
-  it('full size, seed 1: under overload success is ordered realtime >= batch >= offline', { timeout: 180_000 }, async () => {
-    // Here batch once expired at its 5 min while offline, allowed an hour, kept its reserved slots and ended at 100 %.
-    const out = await mixedOverload.run({ seed: 1, size: 'full', flags: {}, log: () => {} });
-    const h = out.headline as Record<string, number>;
-    console.log(`mixed-overload full: ${JSON.stringify(h)}`);
-    expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(h.sluiceBatchSuccess!);
-    expect(h.sluiceBatchSuccess).toBeGreaterThanOrEqual(h.sluiceOfflineSuccess!);
-    for (const tier of ['Realtime', 'Batch', 'Offline']) {
-      expect(h[`sluice${tier}Jain`]).toBeGreaterThanOrEqual(0.9);
-      expect(h[`sluice${tier}WorstAccountRatio`]).toBeGreaterThanOrEqual(0.9);
-    }
-  });
+  it(
+    'full size, seed 1: under overload success is ordered realtime >= batch >= offline',
+    { timeout: 180_000 },
+    async () => {
+      // Here batch once expired at its 5 min while offline, allowed an hour, kept its reserved slots and ended at 100 %.
+      const out = await mixedOverload.run({ seed: 1, size: 'full', flags: {}, log: () => {} });
+      const h = out.headline as Record<string, number>;
+      console.log(`mixed-overload full: ${JSON.stringify(h)}`);
+      expect(h.sluiceRealtimeSuccess).toBeGreaterThanOrEqual(h.sluiceBatchSuccess!);
+      expect(h.sluiceBatchSuccess).toBeGreaterThanOrEqual(h.sluiceOfflineSuccess!);
+      for (const tier of ['Realtime', 'Batch', 'Offline']) {
+        expect(h[`sluice${tier}Jain`]).toBeGreaterThanOrEqual(0.9);
+        expect(h[`sluice${tier}WorstAccountRatio`]).toBeGreaterThanOrEqual(0.9);
+      }
+    },
+  );
 });

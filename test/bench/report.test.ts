@@ -5,13 +5,24 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SCENARIOS } from '../../bench/main.js';
-import { NOT_IN_REPORT, REPORT_COMMAND, REPORT_VARIANTS, reportedScenarios, variantName, writeReport } from '../../bench/report.js';
+import {
+  NOT_IN_REPORT,
+  REPORT_COMMAND,
+  REPORT_VARIANTS,
+  reportedScenarios,
+  variantName,
+  writeReport,
+} from '../../bench/report.js';
 
 const run = promisify(execFile);
 
 /** The files the report owns under a directory, by path relative to it. */
 function reportFiles(dir: string): string[] {
-  const charts = existsSync(join(dir, 'charts')) ? readdirSync(join(dir, 'charts')).filter((f) => f.endsWith('.svg')).map((f) => `charts/${f}`) : [];
+  const charts = existsSync(join(dir, 'charts'))
+    ? readdirSync(join(dir, 'charts'))
+        .filter((f) => f.endsWith('.svg'))
+        .map((f) => `charts/${f}`)
+    : [];
   return [...(existsSync(join(dir, 'results.md')) ? ['results.md'] : []), ...charts].sort();
 }
 
@@ -21,7 +32,9 @@ async function shortDiff(checked: string, fresh: string): Promise<string> {
     () => [] as string[],
     (e: { stdout?: string }) => (e.stdout ?? '').split('\n').map((l) => (l.length > 160 ? `${l.slice(0, 160)}...` : l)),
   );
-  return lines.length > 30 ? [...lines.slice(0, 30), `... (${lines.length - 30} more diff lines)`].join('\n') : lines.join('\n');
+  return lines.length > 30
+    ? [...lines.slice(0, 30), `... (${lines.length - 30} more diff lines)`].join('\n')
+    : lines.join('\n');
 }
 
 describe('the report', () => {
@@ -41,7 +54,13 @@ describe('the report', () => {
       mkdirSync(join(out, 'charts'));
       writeFileSync(join(out, 'charts', 'gone.svg'), '<svg/>');
       writeFileSync(join(out, 'charts', 'notes.txt'), 'kept');
-      writeReport(out, new Map([['results.md', '# r\n'], ['charts/a.svg', '<svg>a</svg>']]));
+      writeReport(
+        out,
+        new Map([
+          ['results.md', '# r\n'],
+          ['charts/a.svg', '<svg>a</svg>'],
+        ]),
+      );
       expect(readdirSync(join(out, 'charts')).sort()).toEqual(['a.svg', 'notes.txt']);
       expect(readFileSync(join(out, 'results.md'), 'utf8')).toBe('# r\n');
     } finally {
@@ -50,24 +69,31 @@ describe('the report', () => {
   });
 
   // Every reported scenario at full size, once: minutes on a busy machine.
-  it('docs/results.md and docs/charts/ are what the command generates from the code', { timeout: 20 * 60_000 }, async () => {
-    const out = mkdtempSync(join(tmpdir(), 'sluice-report-'));
-    try {
-      await run('npx', ['tsx', 'bench/main.ts', 'report', '--out', out], { timeout: 19 * 60_000, maxBuffer: 16 << 20 });
-      const fresh = reportFiles(out);
-      const checked = reportFiles('docs');
-      expect(fresh).toContain('results.md');
-      const problems: string[] = [];
-      for (const f of [...new Set([...fresh, ...checked])].sort()) {
-        if (!checked.includes(f)) problems.push(`docs/${f} is missing`);
-        else if (!fresh.includes(f)) problems.push(`docs/${f} is no longer generated`);
-        else if (readFileSync(join(out, f), 'utf8') !== readFileSync(join('docs', f), 'utf8')) {
-          problems.push(`docs/${f} differs from a fresh run:\n${await shortDiff(join('docs', f), join(out, f))}`);
+  it(
+    'docs/results.md and docs/charts/ are what the command generates from the code',
+    { timeout: 20 * 60_000 },
+    async () => {
+      const out = mkdtempSync(join(tmpdir(), 'sluice-report-'));
+      try {
+        await run('npx', ['tsx', 'bench/main.ts', 'report', '--out', out], {
+          timeout: 19 * 60_000,
+          maxBuffer: 16 << 20,
+        });
+        const fresh = reportFiles(out);
+        const checked = reportFiles('docs');
+        expect(fresh).toContain('results.md');
+        const problems: string[] = [];
+        for (const f of [...new Set([...fresh, ...checked])].sort()) {
+          if (!checked.includes(f)) problems.push(`docs/${f} is missing`);
+          else if (!fresh.includes(f)) problems.push(`docs/${f} is no longer generated`);
+          else if (readFileSync(join(out, f), 'utf8') !== readFileSync(join('docs', f), 'utf8')) {
+            problems.push(`docs/${f} differs from a fresh run:\n${await shortDiff(join('docs', f), join(out, f))}`);
+          }
         }
+        if (problems.length > 0) throw new Error(`${problems.join('\n\n')}\n\nregenerate with: ${REPORT_COMMAND}`);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
       }
-      if (problems.length > 0) throw new Error(`${problems.join('\n\n')}\n\nregenerate with: ${REPORT_COMMAND}`);
-    } finally {
-      rmSync(out, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

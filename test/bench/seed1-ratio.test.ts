@@ -43,15 +43,19 @@ function expectSeedFigures(out: ScenarioOutput) {
 }
 
 describe('seed1-ratio', () => {
-  it('full size, seed 1 (20 tenants, 10 min, 16 GPU slots): ≥ 10x lower rate-limited ratio, zero GPU overload', { timeout: 400_000 }, async () => {
-    const out = await seed1Ratio.run({ seed: 1, size: 'full', flags: {}, log: () => {} });
-    console.log(`seed1-ratio full seed 1: ${JSON.stringify(out.headline)}`);
-    expect(seed1Full.tenants).toBe(20);
-    expect(out.headline.requests as number).toBeGreaterThan(4000);
-    // Seed 1 full has tenants going over quota, so both systems refuse some: the ratio is finite.
-    expect(out.headline.sluiceRefused as number).toBeGreaterThan(0);
-    expectSeedFigures(out);
-  });
+  it(
+    'full size, seed 1 (20 tenants, 10 min, 16 GPU slots): ≥ 10x lower rate-limited ratio, zero GPU overload',
+    { timeout: 400_000 },
+    async () => {
+      const out = await seed1Ratio.run({ seed: 1, size: 'full', flags: {}, log: () => {} });
+      console.log(`seed1-ratio full seed 1: ${JSON.stringify(out.headline)}`);
+      expect(seed1Full.tenants).toBe(20);
+      expect(out.headline.requests as number).toBeGreaterThan(4000);
+      // Seed 1 full has tenants going over quota, so both systems refuse some: the ratio is finite.
+      expect(out.headline.sluiceRefused as number).toBeGreaterThan(0);
+      expectSeedFigures(out);
+    },
+  );
 
   for (const seed of [1, 2]) {
     it(`small, seed ${seed} (10 tenants, 5 min, 8 GPU slots): the same claims`, { timeout: 240_000 }, async () => {

@@ -40,7 +40,10 @@ vi.mock('../../lib/dispatch/dispatcher.js', async (importOriginal) => {
 const { seed2Burst, seed2Full } = await import('../../bench/scenarios/seed2-burst.js');
 
 /** Busy slots ÷ slots over the union of the intervals in which some request waited for a slot. */
-function utilizationWhileEligibleWaited(seen: readonly Seen[], slots: number): { utilization: number; waitedMs: number } {
+function utilizationWhileEligibleWaited(
+  seen: readonly Seen[],
+  slots: number,
+): { utilization: number; waitedMs: number } {
   const intervals: [number, number][] = [];
   const steps: [number, number][] = [];
   const running = new Set<string>();
@@ -50,7 +53,10 @@ function utilizationWhileEligibleWaited(seen: readonly Seen[], slots: number): {
       running.add(e.envelope.id);
       steps.push([t, 1]);
       if (e.slotWaitMs !== undefined && e.slotWaitMs > 0) intervals.push([t - e.slotWaitMs, t]);
-    } else if ((e.type === 'completed' || e.type === 'failed' || e.type === 'retrying') && running.delete(e.envelope.id)) {
+    } else if (
+      (e.type === 'completed' || e.type === 'failed' || e.type === 'retrying') &&
+      running.delete(e.envelope.id)
+    ) {
       steps.push([t, -1]);
     }
   }
@@ -69,7 +75,8 @@ function utilizationWhileEligibleWaited(seen: readonly Seen[], slots: number): {
   for (const [t, d] of steps) {
     // Busy slot-time between `at` and `t`, counted where it overlaps an interval of waiting.
     while (i < merged.length && merged[i]![1] <= at) i++;
-    for (let j = i; j < merged.length && merged[j]![0] < t; j++) busySlotMs += busy * Math.max(0, Math.min(t, merged[j]![1]) - Math.max(at, merged[j]![0]));
+    for (let j = i; j < merged.length && merged[j]![0] < t; j++)
+      busySlotMs += busy * Math.max(0, Math.min(t, merged[j]![1]) - Math.max(at, merged[j]![0]));
     busy += d;
     at = t;
   }
@@ -78,16 +85,20 @@ function utilizationWhileEligibleWaited(seen: readonly Seen[], slots: number): {
 }
 
 describe('seed2-burst (full): the GPU while eligible work waits', () => {
-  it('is at least 95 % busy over the time some request past its pace waited for a slot', { timeout: 180_000 }, async () => {
-    runs.clear();
-    const out = await seed2Burst.run({ seed: 1, size: 'full', flags: {}, log: () => {} });
-    const [defaults] = [...runs.values()];
-    const { utilization, waitedMs } = utilizationWhileEligibleWaited(defaults!, seed2Full.gpuSlots);
-    console.log(
-      `seed2-burst full: GPU ${(100 * utilization).toFixed(1)} % busy over ${(waitedMs / 1000).toFixed(1)} s in which eligible work waited; ` +
-        `over the whole burst window ${(100 * (out.headline.sluiceGpuUtilizationDuringBurst as number)).toFixed(1)} %`,
-    );
-    expect(waitedMs).toBeGreaterThan(0);
-    expect(utilization).toBeGreaterThanOrEqual(0.95);
-  });
+  it(
+    'is at least 95 % busy over the time some request past its pace waited for a slot',
+    { timeout: 180_000 },
+    async () => {
+      runs.clear();
+      const out = await seed2Burst.run({ seed: 1, size: 'full', flags: {}, log: () => {} });
+      const [defaults] = [...runs.values()];
+      const { utilization, waitedMs } = utilizationWhileEligibleWaited(defaults!, seed2Full.gpuSlots);
+      console.log(
+        `seed2-burst full: GPU ${(100 * utilization).toFixed(1)} % busy over ${(waitedMs / 1000).toFixed(1)} s in which eligible work waited; ` +
+          `over the whole burst window ${(100 * (out.headline.sluiceGpuUtilizationDuringBurst as number)).toFixed(1)} %`,
+      );
+      expect(waitedMs).toBeGreaterThan(0);
+      expect(utilization).toBeGreaterThanOrEqual(0.95);
+    },
+  );
 });

@@ -17,7 +17,11 @@ const run = promisify(execFile);
 const cli = (args: string[]) =>
   run('npx', ['tsx', 'bench/main.ts', ...args], { cwd: process.cwd(), timeout: 120_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      stdout: error.stdout ?? '',
+      stderr: error.stderr ?? '',
+    }),
   );
 
 const event = (t: number, account = 'a'): TraceEvent => ({ t, account, model: 'm', tokens: 10, tier: 'realtime' });
@@ -48,7 +52,8 @@ describe('a replay whose clock runs out while answers are awaited', () => {
     const timeline = virtualTimeline(LAB_EPOCH);
     const recorder = new Recorder(LAB_EPOCH, 1_000);
     // Request 1 waits on something nothing will ever do: no timer, no I/O.
-    const send = (_e: TraceEvent, n: number): Promise<Outcome> => (n === 1 ? new Promise<Outcome>(() => {}) : Promise.resolve({ status: 200 }));
+    const send = (_e: TraceEvent, n: number): Promise<Outcome> =>
+      n === 1 ? new Promise<Outcome>(() => {}) : Promise.resolve({ status: 200 });
     const out = await replay(world([event(0), event(100), event(200)]), timeline, recorder, send, () => 0);
     expect(out).toMatchObject({ stalled: 'quiet', unanswered: 1 });
     // Not after the 15 minutes a run waits for stragglers: as soon as nothing was left.
@@ -59,7 +64,8 @@ describe('a replay whose clock runs out while answers are awaited', () => {
   it('does not call a slow answer a stall while its timer is pending', async () => {
     const timeline = virtualTimeline(LAB_EPOCH);
     const recorder = new Recorder(LAB_EPOCH, 1_000);
-    const send = (): Promise<Outcome> => new Promise((resolve) => timeline.clock.setTimer(10 * 60_000, () => resolve({ status: 200 })));
+    const send = (): Promise<Outcome> =>
+      new Promise((resolve) => timeline.clock.setTimer(10 * 60_000, () => resolve({ status: 200 })));
     const out = await replay(world([event(0)]), timeline, recorder, send, () => 0);
     expect(out.stalled).toBeUndefined();
     expect(out.unanswered).toBe(0);
@@ -78,9 +84,43 @@ describe('the diagnosis', () => {
       gpu: { slotsBusy: 0, slots: 4, queueLength: 0 },
       depth: (topic) => (topic === 'batch-acme-m' ? 7 : 0),
       unanswered: [
-        { request: 1, tier: 'batch', account: 'x', tenant: 'acme', sentAt: 1_000, admittedAt: 1_000, wait: { liteTopic: 'batch-acme-m', where: { state: 'held in flow control for a GPU slot', since: 2_000 }, away: { pace: 0, capacity: 0, paused: 0, other: 0 }, slot: 0 } },
-        { request: 2, tier: 'batch', account: 'x', tenant: 'acme', sentAt: 1_500, admittedAt: 1_500, wait: { liteTopic: 'batch-acme-m', away: { pace: 0, capacity: 0, paused: 0, other: 0 }, slot: 0 } },
-        { request: 3, tier: 'offline', account: 'y', tenant: 'zed', sentAt: 3_000, admittedAt: 3_000, wait: { liteTopic: 'offline-zed-m', where: { state: 'suspended: paused', since: 4_000 }, away: { pace: 0, capacity: 0, paused: 0, other: 0 }, slot: 0 } },
+        {
+          request: 1,
+          tier: 'batch',
+          account: 'x',
+          tenant: 'acme',
+          sentAt: 1_000,
+          admittedAt: 1_000,
+          wait: {
+            liteTopic: 'batch-acme-m',
+            where: { state: 'held in flow control for a GPU slot', since: 2_000 },
+            away: { pace: 0, capacity: 0, paused: 0, other: 0 },
+            slot: 0,
+          },
+        },
+        {
+          request: 2,
+          tier: 'batch',
+          account: 'x',
+          tenant: 'acme',
+          sentAt: 1_500,
+          admittedAt: 1_500,
+          wait: { liteTopic: 'batch-acme-m', away: { pace: 0, capacity: 0, paused: 0, other: 0 }, slot: 0 },
+        },
+        {
+          request: 3,
+          tier: 'offline',
+          account: 'y',
+          tenant: 'zed',
+          sentAt: 3_000,
+          admittedAt: 3_000,
+          wait: {
+            liteTopic: 'offline-zed-m',
+            where: { state: 'suspended: paused', since: 4_000 },
+            away: { pace: 0, capacity: 0, paused: 0, other: 0 },
+            slot: 0,
+          },
+        },
       ],
     });
     expect(text).toContain('sluice: the run stalled at 61.0 s: 3 request(s) unanswered; nothing is left to happen');
@@ -104,33 +144,76 @@ describe('replay from the command line', () => {
     return { t: i * 40, account: `${tier}-${i % 4}`, model: 'm', tokens: 60 + (i % 4) * 40, tier };
   });
 
-  it('with little or no lending between tiers, runs to its tables and headline (exit 0), never ends in silence', { timeout: 240_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-stall-'));
-    writeFileSync(join(dir, 't.jsonl'), toJsonl(mixed));
-    for (const lendable of [0, 0.01, 0.2]) {
-      writeFileSync(join(dir, 'p.json'), JSON.stringify({ tiers: tiers(lendable) }));
-      const out = await cli(['replay', '--trace', join(dir, 't.jsonl'), '--gpu-slots', '16', '--policy', join(dir, 'p.json'), '--out', dir]);
-      expect({ lendable, code: out.code, stderr: out.code === 0 ? '' : out.stderr }).toEqual({ lendable, code: 0, stderr: '' });
-      expect(out.stdout).toContain('per tier');
-      expect(out.stdout).toContain('where the time goes');
-      const headline = JSON.parse(out.stdout.trim().split('\n').at(-1)!) as { requests: number };
-      expect(headline.requests).toBe(mixed.length);
-    }
-  });
+  it(
+    'with little or no lending between tiers, runs to its tables and headline (exit 0), never ends in silence',
+    { timeout: 240_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-stall-'));
+      writeFileSync(join(dir, 't.jsonl'), toJsonl(mixed));
+      for (const lendable of [0, 0.01, 0.2]) {
+        writeFileSync(join(dir, 'p.json'), JSON.stringify({ tiers: tiers(lendable) }));
+        const out = await cli([
+          'replay',
+          '--trace',
+          join(dir, 't.jsonl'),
+          '--gpu-slots',
+          '16',
+          '--policy',
+          join(dir, 'p.json'),
+          '--out',
+          dir,
+        ]);
+        expect({ lendable, code: out.code, stderr: out.code === 0 ? '' : out.stderr }).toEqual({
+          lendable,
+          code: 0,
+          stderr: '',
+        });
+        expect(out.stdout).toContain('per tier');
+        expect(out.stdout).toContain('where the time goes');
+        const headline = JSON.parse(out.stdout.trim().split('\n').at(-1)!) as { requests: number };
+        expect(headline.requests).toBe(mixed.length);
+      }
+    },
+  );
 
-  it('a world that cannot finish (a pace far slower than the lab waits) exits 3 and says what waits on what', { timeout: 120_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-stall-'));
-    writeFileSync(join(dir, 't.jsonl'), toJsonl([0, 100, 200].map((t) => ({ t, account: 'nightly', tenant: 'acme', model: 'm', tokens: 50, tier: 'offline' }))));
-    // One release every 2,000 s; the lab waits 15 minutes after the last arrival.
-    const slow = { rpm: 600, tpm: 200_000, rate: 0.0005, burst: 1, reservoir: 10 };
-    writeFileSync(join(dir, 'p.json'), JSON.stringify({ defaults: { accountModel: slow, tenantModel: { rpm: 3000, tpm: 1_000_000 }, tenant: { rpm: 6000, tpm: 2_000_000 } } }));
-    const out = await cli(['replay', '--trace', join(dir, 't.jsonl'), '--policy', join(dir, 'p.json'), '--out', dir]);
-    expect(out.code).toBe(3);
-    expect(out.stdout).toBe('');
-    expect(out.stderr).toContain('sluice: the run stalled at');
-    expect(out.stderr).toContain('2 request(s) unanswered');
-    expect(out.stderr).toMatch(/pace \(Suspend\): 1 \(offline 1\)/);
-    expect(out.stderr).toMatch(/offline-acme-nightly-sim_2dllm: 2 unanswered, 2 message\(s\) waiting in the engine/);
-    expect(out.stderr).toContain('timers pending besides the lab’s own:');
-  });
+  it(
+    'a world that cannot finish (a pace far slower than the lab waits) exits 3 and says what waits on what',
+    { timeout: 120_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-stall-'));
+      writeFileSync(
+        join(dir, 't.jsonl'),
+        toJsonl(
+          [0, 100, 200].map((t) => ({
+            t,
+            account: 'nightly',
+            tenant: 'acme',
+            model: 'm',
+            tokens: 50,
+            tier: 'offline',
+          })),
+        ),
+      );
+      // One release every 2,000 s; the lab waits 15 minutes after the last arrival.
+      const slow = { rpm: 600, tpm: 200_000, rate: 0.0005, burst: 1, reservoir: 10 };
+      writeFileSync(
+        join(dir, 'p.json'),
+        JSON.stringify({
+          defaults: {
+            accountModel: slow,
+            tenantModel: { rpm: 3000, tpm: 1_000_000 },
+            tenant: { rpm: 6000, tpm: 2_000_000 },
+          },
+        }),
+      );
+      const out = await cli(['replay', '--trace', join(dir, 't.jsonl'), '--policy', join(dir, 'p.json'), '--out', dir]);
+      expect(out.code).toBe(3);
+      expect(out.stdout).toBe('');
+      expect(out.stderr).toContain('sluice: the run stalled at');
+      expect(out.stderr).toContain('2 request(s) unanswered');
+      expect(out.stderr).toMatch(/pace \(Suspend\): 1 \(offline 1\)/);
+      expect(out.stderr).toMatch(/offline-acme-nightly-sim_2dllm: 2 unanswered, 2 message\(s\) waiting in the engine/);
+      expect(out.stderr).toContain('timers pending besides the lab’s own:');
+    },
+  );
 });

@@ -53,7 +53,9 @@ describe('time to first token, measured at the client', () => {
     expect(sluice.firstTokenAt! - sluice.startedAt!).toBe(base.firstTokenAt! - base.startedAt!);
     expect(sluice.firstTokenAt! - sluice.startedAt!).toBeGreaterThan(0);
     // What Sluice adds before the GPU (edge, queue, pacing) shows in its TTFT, not hidden from it.
-    expect(sluice.firstTokenAt! - sluice.sentAt).toBe(sluice.startedAt! - sluice.sentAt + (base.firstTokenAt! - base.startedAt!));
+    expect(sluice.firstTokenAt! - sluice.sentAt).toBe(
+      sluice.startedAt! - sluice.sentAt + (base.firstTokenAt! - base.startedAt!),
+    );
   });
 
   it('a streamed request never served counts as endless', async () => {
@@ -70,8 +72,28 @@ describe('time to first token, measured at the client', () => {
   });
 
   it('resends count from the first send, as the wait does', () => {
-    const first: Attempt = { request: 0, tier: 'realtime', account: 'a', tenant: 't', stream: true, sentAt: 0, answeredAt: 100, status: 429 };
-    const second: Attempt = { request: 0, tier: 'realtime', account: 'a', tenant: 't', stream: true, sentAt: 1_000, answeredAt: 1_900, status: 200, startedAt: 1_200, firstTokenAt: 1_400 };
+    const first: Attempt = {
+      request: 0,
+      tier: 'realtime',
+      account: 'a',
+      tenant: 't',
+      stream: true,
+      sentAt: 0,
+      answeredAt: 100,
+      status: 429,
+    };
+    const second: Attempt = {
+      request: 0,
+      tier: 'realtime',
+      account: 'a',
+      tenant: 't',
+      stream: true,
+      sentAt: 1_000,
+      answeredAt: 1_900,
+      status: 200,
+      startedAt: 1_200,
+      firstTokenAt: 1_400,
+    };
     const felt = feltFigures([first, second], ['realtime', 'batch'], maxWait);
     expect(felt.tiers.realtime!.ttftMs).toMatchObject({ n: 1, p50: 1_400 });
     expect(felt.tiers.batch!.ttftMs).toBeNull();
@@ -80,15 +102,22 @@ describe('time to first token, measured at the client', () => {
 });
 
 describe('the client reading a stream (stream-answer.ts)', () => {
-  const sse = (events: string[]) => new Response(events.map((d) => `data: ${d}\n\n`).join(''), { headers: { 'content-type': 'text/event-stream' } });
-  const chunk = (delta: object) => JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] });
+  const sse = (events: string[]) =>
+    new Response(events.map((d) => `data: ${d}\n\n`).join(''), { headers: { 'content-type': 'text/event-stream' } });
+  const chunk = (delta: object) =>
+    JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] });
   const rec = (): Attempt => ({ request: 0, tier: 'realtime', account: 'a', tenant: 't', stream: true, sentAt: 0 });
 
   it('the role-only opening chunk is not a token; the first text is', async () => {
     let now = 0;
     const clock = { now: () => (now += 10) };
     const a = rec();
-    const out = await readStreamAnswer(sse([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi' }), chunk({ content: '!' }), '[DONE]']), a, clock, new AbortController().signal);
+    const out = await readStreamAnswer(
+      sse([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi' }), chunk({ content: '!' }), '[DONE]']),
+      a,
+      clock,
+      new AbortController().signal,
+    );
     expect(out).toEqual({ status: 200 });
     // Read once, at the second event: the first with text.
     expect(a.firstTokenAt).toBe(10);
@@ -96,11 +125,26 @@ describe('the client reading a stream (stream-answer.ts)', () => {
 
   it('an error after the 200 is the refusal it would have been; a stream cut before [DONE] is not an answer', async () => {
     const clock = { now: () => 0 };
-    const expired = JSON.stringify({ error: { message: 'waited too long', type: 'timeout', code: 'queue_wait_exceeded' } });
-    expect(await readStreamAnswer(sse([expired, '[DONE]']), rec(), clock, new AbortController().signal)).toEqual({ status: 504, reason: 'expired' });
+    const expired = JSON.stringify({
+      error: { message: 'waited too long', type: 'timeout', code: 'queue_wait_exceeded' },
+    });
+    expect(await readStreamAnswer(sse([expired, '[DONE]']), rec(), clock, new AbortController().signal)).toEqual({
+      status: 504,
+      reason: 'expired',
+    });
     const failed = JSON.stringify({ error: { message: 'no', type: 'upstream_error', code: 'upstream_failed' } });
-    expect(await readStreamAnswer(sse([chunk({ content: 'a' }), failed, '[DONE]']), rec(), clock, new AbortController().signal)).toEqual({ status: 502, reason: 'upstream-failed' });
-    expect(await readStreamAnswer(sse([chunk({ content: 'a' })]), rec(), clock, new AbortController().signal)).toEqual({ status: 502, reason: 'stream-cut' });
+    expect(
+      await readStreamAnswer(
+        sse([chunk({ content: 'a' }), failed, '[DONE]']),
+        rec(),
+        clock,
+        new AbortController().signal,
+      ),
+    ).toEqual({ status: 502, reason: 'upstream-failed' });
+    expect(await readStreamAnswer(sse([chunk({ content: 'a' })]), rec(), clock, new AbortController().signal)).toEqual({
+      status: 502,
+      reason: 'stream-cut',
+    });
   });
 
   it('after the client gave up, nothing is stamped', async () => {
@@ -113,7 +157,13 @@ describe('the client reading a stream (stream-answer.ts)', () => {
 });
 
 describe('streams in traces', () => {
-  const src = (streamShare?: number) => ({ rng: createRng(7), accounts: ['a', 'b'], model: 'm', tokens: (r: ReturnType<typeof createRng>) => r.int(1, 100), ...(streamShare === undefined ? {} : { streamShare }) });
+  const src = (streamShare?: number) => ({
+    rng: createRng(7),
+    accounts: ['a', 'b'],
+    model: 'm',
+    tokens: (r: ReturnType<typeof createRng>) => r.int(1, 100),
+    ...(streamShare === undefined ? {} : { streamShare }),
+  });
   const plain = (trace: readonly { stream?: boolean }[]) => trace.map(({ stream: _s, ...e }) => e);
 
   it('a share of a source streams, drawn apart: times, accounts and tokens stay what they were', () => {
@@ -136,13 +186,17 @@ describe('streams in traces', () => {
   });
 
   it('JSONL takes an optional stream flag and keeps it through a round trip', () => {
-    const trace = parseJsonlTrace('{"t":0,"account":"x","model":"m","tokens":5,"stream":true}\n{"t":5,"account":"y","model":"m","tokens":5,"stream":false}\n');
+    const trace = parseJsonlTrace(
+      '{"t":0,"account":"x","model":"m","tokens":5,"stream":true}\n{"t":5,"account":"y","model":"m","tokens":5,"stream":false}\n',
+    );
     expect(trace).toEqual([
       { t: 0, account: 'x', model: 'm', tokens: 5, stream: true },
       { t: 5, account: 'y', model: 'm', tokens: 5 },
     ]);
     expect(parseJsonlTrace(toJsonl(trace))).toEqual(trace);
-    expect(() => parseJsonlTrace('{"t":0,"account":"x","model":"m","tokens":5,"stream":"yes"}')).toThrow(/line 1: stream/);
+    expect(() => parseJsonlTrace('{"t":0,"account":"x","model":"m","tokens":5,"stream":"yes"}')).toThrow(
+      /line 1: stream/,
+    );
     expect(worldStreams({ ...world, trace })).toBe(true);
     expect(worldStreams({ ...world, trace: [{ t: 0, account: 'x', model: 'm', tokens: 5 }] })).toBe(false);
   });

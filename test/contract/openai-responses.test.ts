@@ -16,8 +16,10 @@ beforeAll(async () => {
 });
 afterAll(() => sluice.close());
 
-const post = (path: string, body: unknown, headers: Record<string, string> = {}) => sluice.app.request(path, chat(KEYS.a1, body, headers));
-const get = (path: string, key: string = KEYS.a1) => sluice.app.request(path, { headers: { authorization: `Bearer ${key}` } });
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  sluice.app.request(path, chat(KEYS.a1, body, headers));
+const get = (path: string, key: string = KEYS.a1) =>
+  sluice.app.request(path, { headers: { authorization: `Bearer ${key}` } });
 
 function conforms(schema: string, value: unknown) {
   expect(violations(schema, value), `${schema}: ${JSON.stringify(value).slice(0, 300)}`).toEqual([]);
@@ -48,7 +50,10 @@ async function asyncResult(res: Response): Promise<unknown> {
   expect(res.status).toBe(202);
   const { status_url } = (await res.json()) as { status_url: string };
   for (let i = 0; i < 200; i++) {
-    const body = (await (await get(new URL(status_url, 'http://sluice.invalid').pathname)).json()) as { status: string; result?: unknown };
+    const body = (await (await get(new URL(status_url, 'http://sluice.invalid').pathname)).json()) as {
+      status: string;
+      result?: unknown;
+    };
     if (body.status === 'completed') return body.result;
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -59,22 +64,43 @@ const messages = [{ role: 'user', content: 'tell me about sluices' }];
 
 describe('contract: the pinned document and its loader', () => {
   it('names its source and pins a commit', () => {
-    expect(fixture.source).toMatchObject({ repository: 'https://github.com/openai/openai-openapi', path: 'openapi.yaml' });
+    expect(fixture.source).toMatchObject({
+      repository: 'https://github.com/openai/openai-openapi',
+      path: 'openapi.yaml',
+    });
     expect(fixture.source.commit).toMatch(/^[0-9a-f]{40}$/);
   });
 
   it('honours nullable: null passes where the document allows it, and only there', () => {
-    const chunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: null, logprobs: null }] };
+    const chunk = {
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta: {}, finish_reason: null, logprobs: null }],
+    };
     conforms('CreateChatCompletionStreamResponse', { ...chunk, usage: null });
     expect(violations('CreateChatCompletionStreamResponse', { ...chunk, created: null })).not.toEqual([]);
-    expect(violations('CreateChatCompletionStreamResponse', { ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'bogus' }] })).not.toEqual([]);
+    expect(
+      violations('CreateChatCompletionStreamResponse', {
+        ...chunk,
+        choices: [{ index: 0, delta: {}, finish_reason: 'bogus' }],
+      }),
+    ).not.toEqual([]);
     expect(violations('ErrorResponse', { error: { message: 'x', type: 't', param: null } })).not.toEqual([]);
   });
 });
 
 describe('contract: sync answers', () => {
   it('chat completions', async () => {
-    const res = await post('/v1/chat/completions', { model: 'm', messages, max_tokens: null, stream: null, n: 1, temperature: 0.2 });
+    const res = await post('/v1/chat/completions', {
+      model: 'm',
+      messages,
+      max_tokens: null,
+      stream: null,
+      n: 1,
+      temperature: 0.2,
+    });
     expect(res.status).toBe(200);
     conforms('CreateChatCompletionResponse', await res.json());
   });
@@ -88,7 +114,12 @@ describe('contract: sync answers', () => {
   });
 
   it('embeddings, float and base64, from text and token ids', async () => {
-    for (const body of [{ input: 'vector me' }, { input: ['a', 'b'], encoding_format: 'float' }, { input: [1, 2, 3] }, { input: [[1, 2], [3]] }]) {
+    for (const body of [
+      { input: 'vector me' },
+      { input: ['a', 'b'], encoding_format: 'float' },
+      { input: [1, 2, 3] },
+      { input: [[1, 2], [3]] },
+    ]) {
       const res = await post('/v1/embeddings', { model: 'm', ...body });
       expect(res.status).toBe(200);
       conforms('CreateEmbeddingResponse', await res.json());
@@ -106,7 +137,10 @@ describe('contract: sync answers', () => {
   });
 
   it('responses', async () => {
-    for (const body of [{ input: 'hello' }, { input: [{ role: 'user', content: 'hello' }], instructions: 'be brief', max_output_tokens: 16 }]) {
+    for (const body of [
+      { input: 'hello' },
+      { input: [{ role: 'user', content: 'hello' }], instructions: 'be brief', max_output_tokens: 16 },
+    ]) {
       const res = await post('/v1/responses', { model: 'm', ...body });
       expect(res.status).toBe(200);
       conforms('Response', await res.json());
@@ -128,7 +162,9 @@ describe('contract: sync answers', () => {
 describe('contract: streams', () => {
   it('chat without include_usage: every chunk has a choice and no usage field', async () => {
     for (const stream_options of [undefined, null, { include_usage: false }]) {
-      const all = await chunks(await post('/v1/chat/completions', { model: 'm', messages, stream: true, stream_options }));
+      const all = await chunks(
+        await post('/v1/chat/completions', { model: 'm', messages, stream: true, stream_options }),
+      );
       expect(all.length).toBeGreaterThan(2);
       for (const c of all) {
         conforms('CreateChatCompletionStreamResponse', c);
@@ -139,7 +175,14 @@ describe('contract: streams', () => {
   });
 
   it('chat with include_usage: usage null on every chunk, then one usage chunk with no choices', async () => {
-    const all = await chunks(await post('/v1/chat/completions', { model: 'm', messages, stream: true, stream_options: { include_usage: true } }));
+    const all = await chunks(
+      await post('/v1/chat/completions', {
+        model: 'm',
+        messages,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    );
     for (const c of all) conforms('CreateChatCompletionStreamResponse', c);
     const last = all.at(-1)!;
     expect(last.choices).toEqual([]);
@@ -150,11 +193,21 @@ describe('contract: streams', () => {
   it('completions, with and without include_usage', async () => {
     const plain = await chunks(await post('/v1/completions', { model: 'm', prompt: 'Once', stream: true }));
     for (const c of plain) {
-      conforms('CreateCompletionResponse', { ...c, choices: (c.choices as object[]).map((x) => ({ ...x, finish_reason: 'stop' })) });
+      conforms('CreateCompletionResponse', {
+        ...c,
+        choices: (c.choices as object[]).map((x) => ({ ...x, finish_reason: 'stop' })),
+      });
       expect(c).not.toHaveProperty('usage');
       expect((c.choices as unknown[])[0]).toBeDefined();
     }
-    const counted = await chunks(await post('/v1/completions', { model: 'm', prompt: 'Once', stream: true, stream_options: { include_usage: true } }));
+    const counted = await chunks(
+      await post('/v1/completions', {
+        model: 'm',
+        prompt: 'Once',
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    );
     expect(counted.at(-1)!.choices).toEqual([]);
     conforms('CompletionUsage', counted.at(-1)!.usage);
   });
@@ -162,7 +215,10 @@ describe('contract: streams', () => {
   it('responses: every event conforms, is named by its type, and the last one completes with usage', async () => {
     const all = await events(await post('/v1/responses', { model: 'm', input: 'stream me', stream: true }));
     expect(all.map((e) => e.data)).not.toContain('[DONE]');
-    const parsed = all.map((e) => ({ event: e.event, data: JSON.parse(e.data) as { type: string; response?: { usage?: unknown } } }));
+    const parsed = all.map((e) => ({
+      event: e.event,
+      data: JSON.parse(e.data) as { type: string; response?: { usage?: unknown } },
+    }));
     for (const e of parsed) {
       conforms('ResponseStreamEvent', e.data);
       expect(e.event).toBe(e.data.type);
@@ -177,9 +233,18 @@ describe('contract: streams', () => {
 describe('contract: async mode', () => {
   it('chat, completions, embeddings and responses results conform once done', async () => {
     const prefer = { prefer: 'respond-async' };
-    conforms('CreateChatCompletionResponse', await asyncResult(await post('/v1/chat/completions', { model: 'm', messages }, prefer)));
-    conforms('CreateCompletionResponse', await asyncResult(await post('/v1/completions', { model: 'm', prompt: 'x' }, prefer)));
-    conforms('CreateEmbeddingResponse', await asyncResult(await post('/v1/embeddings', { model: 'm', input: 'x' }, prefer)));
+    conforms(
+      'CreateChatCompletionResponse',
+      await asyncResult(await post('/v1/chat/completions', { model: 'm', messages }, prefer)),
+    );
+    conforms(
+      'CreateCompletionResponse',
+      await asyncResult(await post('/v1/completions', { model: 'm', prompt: 'x' }, prefer)),
+    );
+    conforms(
+      'CreateEmbeddingResponse',
+      await asyncResult(await post('/v1/embeddings', { model: 'm', input: 'x' }, prefer)),
+    );
     conforms('Response', await asyncResult(await post('/v1/responses', { model: 'm', input: 'x' }, prefer)));
   });
 });
@@ -193,8 +258,15 @@ describe('contract: errors', () => {
     await errorConforms(await post('/v1/chat/completions', { model: 'nope', messages }), 404);
     await errorConforms(await post('/v1/chat/completions', { model: 'constructor', messages }), 404);
     await errorConforms(await get('/v2/nothing'), 404);
-    await errorConforms(await post('/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(70_000) }] }), 413);
-    const plain = await sluice.app.request('/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${KEYS.a1}`, 'content-type': 'text/plain' }, body: 'x' });
+    await errorConforms(
+      await post('/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(70_000) }] }),
+      413,
+    );
+    const plain = await sluice.app.request('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.a1}`, 'content-type': 'text/plain' },
+      body: 'x',
+    });
     await errorConforms(plain, 415);
   });
 
@@ -210,7 +282,9 @@ describe('contract: errors', () => {
   });
 
   it('429 is an ErrorResponse too', async () => {
-    const tight = await startTestSluice({ overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 1 } } } });
+    const tight = await startTestSluice({
+      overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 1 } } },
+    });
     try {
       expect((await tight.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
       const res = await tight.app.request('/v1/chat/completions', chat(KEYS.a1));

@@ -40,7 +40,12 @@ describe('Node openai SDK against Sluice', () => {
   });
 
   it('chat completions, stream with include_usage: usage arrives in the last chunk', async () => {
-    const stream = await client.chat.completions.create({ model: 'm', messages, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const all = [];
     for await (const chunk of stream) all.push(chunk);
     expect(all.at(-1)!.choices).toEqual([]);
@@ -93,7 +98,10 @@ describe('Node openai SDK against Sluice', () => {
   });
 
   it('errors surface as the SDK’s typed errors', async () => {
-    await expect(client.chat.completions.create({ model: 'm', messages, n: 0 })).rejects.toMatchObject({ status: 400, param: 'n' });
+    await expect(client.chat.completions.create({ model: 'm', messages, n: 0 })).rejects.toMatchObject({
+      status: 400,
+      param: 'n',
+    });
     const bad = new OpenAI({ apiKey: 'sk-nope', baseURL: `${sluice.url}/v1`, maxRetries: 0 });
     await expect(bad.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });

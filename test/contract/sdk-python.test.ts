@@ -18,7 +18,9 @@ afterAll(() => sluice?.close());
 describe('Python openai SDK against Sluice', () => {
   it('chat (with a choices[0] loop), completions, embeddings, models, responses sync and stream', async () => {
     const script = fileURLToPath(new URL('./sdk_python.py', import.meta.url));
-    const { stdout } = await promisify(execFile)(python, [script, `${sluice.url}/v1`, KEYS.a1], { timeout: 60_000 }).catch((error: { stdout?: string; stderr?: string }) => {
+    const { stdout } = await promisify(execFile)(python, [script, `${sluice.url}/v1`, KEYS.a1], {
+      timeout: 60_000,
+    }).catch((error: { stdout?: string; stderr?: string }) => {
       throw new Error(`sdk_python.py failed:\n${error.stdout ?? ''}\n${error.stderr ?? String(error)}`);
     });
     const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;

@@ -16,7 +16,10 @@ const LAYOUTS: Record<string, Record<string, unknown>> = {
   brokerPublicTls: {
     stage: 'contract-tls',
     gpuApiKeySecretName: 'sluice/contract-tls/gpu',
-    brokerPublicTls: JSON.stringify({ certificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/abc', domainName: 'mq.example.com' }),
+    brokerPublicTls: JSON.stringify({
+      certificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/abc',
+      domainName: 'mq.example.com',
+    }),
   },
 };
 
@@ -26,15 +29,25 @@ function processEnvironments(v: Synthesized): { where: string; names: string[]; 
   for (const fn of Object.values(v.template('edge').findResources('AWS::Lambda::Function')) as Json[]) {
     const p = fn.Properties as Json;
     if (!String(p.Description ?? '').includes(' edge ')) continue;
-    out.push({ where: 'edge function', names: Object.keys(((p.Environment as Json)?.Variables ?? {}) as Json), secretFields: [] });
+    out.push({
+      where: 'edge function',
+      names: Object.keys(((p.Environment as Json)?.Variables ?? {}) as Json),
+      secretFields: [],
+    });
   }
   for (const td of Object.values(v.template('dispatchers').findResources('AWS::ECS::TaskDefinition')) as Json[]) {
     for (const c of (td.Properties as Json).ContainerDefinitions as Json[]) {
       const env = ((c.Environment ?? []) as { Name: string }[]).map((e) => e.Name);
       const secrets = (c.Secrets ?? []) as { Name: string; ValueFrom: unknown }[];
       // ValueFrom is "<secret arn>:<json field>::" (an Fn::Join in the template).
-      const fields = secrets.map((s) => /:([A-Za-z]+)::"?\]*$/.exec(JSON.stringify(s.ValueFrom).replace(/"\]\]\}$/, '"]'))?.[1] ?? '?');
-      out.push({ where: `dispatcher container ${String(c.Name)}`, names: [...env, ...secrets.map((s) => s.Name)], secretFields: fields });
+      const fields = secrets.map(
+        (s) => /:([A-Za-z]+)::"?\]*$/.exec(JSON.stringify(s.ValueFrom).replace(/"\]\]\}$/, '"]'))?.[1] ?? '?',
+      );
+      out.push({
+        where: `dispatcher container ${String(c.Name)}`,
+        names: [...env, ...secrets.map((s) => s.Name)],
+        secretFields: fields,
+      });
     }
   }
   return out;
@@ -51,7 +64,9 @@ afterAll(() => {
 describe.each(Object.keys(LAYOUTS))('layout %s', (layout) => {
   it('sets only environment names the runtime reads (functions/runtime/config.ts)', () => {
     const envs = processEnvironments(synthesized.get(layout)!);
-    expect(envs.map((e) => e.where)).toEqual(expect.arrayContaining(['edge function', 'dispatcher container dispatcher']));
+    expect(envs.map((e) => e.where)).toEqual(
+      expect.arrayContaining(['edge function', 'dispatcher container dispatcher']),
+    );
     for (const e of envs) {
       const unread = e.names.filter((n) => !isRuntimeEnvName(n));
       expect(unread, `${e.where} sets names nothing reads`).toEqual([]);
@@ -78,7 +93,9 @@ describe('the TLS + ACL layout', () => {
   it('gives the edge TLS and a credentials secret, the dispatchers TLS to the proxies with their CA, credentials and the GPU key', () => {
     const envs = processEnvironments(synthesized.get('brokerPublicTls')!);
     const edge = envs.find((e) => e.where === 'edge function')!;
-    expect(edge.names).toEqual(expect.arrayContaining(['SLUICE_ROCKETMQ_ENDPOINTS', 'SLUICE_ROCKETMQ_TLS', 'SLUICE_ROCKETMQ_SECRET_ID']));
+    expect(edge.names).toEqual(
+      expect.arrayContaining(['SLUICE_ROCKETMQ_ENDPOINTS', 'SLUICE_ROCKETMQ_TLS', 'SLUICE_ROCKETMQ_SECRET_ID']),
+    );
     const dispatcher = envs.find((e) => e.where.startsWith('dispatcher'))!;
     expect(dispatcher.names).toEqual(
       expect.arrayContaining(['SLUICE_ROCKETMQ_ACCESS_KEY', 'SLUICE_ROCKETMQ_SECRET_KEY', 'SLUICE_UPSTREAM_API_KEY']),
@@ -86,7 +103,9 @@ describe('the TLS + ACL layout', () => {
     // Both layouts: inside the VPC the proxies take TLS only, and the dispatchers trust only their CA.
     for (const layout of ['default', 'brokerPublicTls'] as const) {
       const d = processEnvironments(synthesized.get(layout)!).find((e) => e.where.startsWith('dispatcher'))!;
-      expect(d.names, layout).toEqual(expect.arrayContaining(['SLUICE_ROCKETMQ_TLS', 'SLUICE_ROCKETMQ_CA_CERT', 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH']));
+      expect(d.names, layout).toEqual(
+        expect.arrayContaining(['SLUICE_ROCKETMQ_TLS', 'SLUICE_ROCKETMQ_CA_CERT', 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH']),
+      );
     }
   });
 });

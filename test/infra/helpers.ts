@@ -12,7 +12,9 @@ export { REPO_ROOT };
 
 /** The context of cdk.json, so in-process synthesis sees the same feature flags as the CLI. */
 export function cdkJsonContext(): Record<string, unknown> {
-  const cdkJson = JSON.parse(readFileSync(path.join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  const cdkJson = JSON.parse(readFileSync(path.join(REPO_ROOT, 'cdk.json'), 'utf8')) as {
+    context?: Record<string, unknown>;
+  };
   return cdkJson.context ?? {};
 }
 

@@ -18,7 +18,10 @@ const EMITTER: Record<string, 'edge' | 'dispatcher'> = METRIC_EMITTER;
 
 const watched = (v: Synthesized) =>
   watchedMetrics(
-    v.assembly.stacks.map((s) => ({ stack: s.stackName, ...(s.template as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> }) })),
+    v.assembly.stacks.map((s) => ({
+      stack: s.stackName,
+      ...(s.template as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> }),
+    })),
     SLUICE_NAMESPACE,
   );
 
@@ -72,13 +75,19 @@ describe('metrics the stacks alarm and scale on', () => {
       const process = EMITTER[w.name];
       expect(process, `${w.alarm} reads ${w.name}, which no process is known to emit`).toBeDefined();
       const match = emitted[process!].find((e) => sameMetric(e, w));
-      expect(match, `${w.alarm}: ${w.namespace}/${w.name} ${JSON.stringify(w.dims)} not in the ${process} EMF`).toBeDefined();
+      expect(
+        match,
+        `${w.alarm}: ${w.namespace}/${w.name} ${JSON.stringify(w.dims)} not in the ${process} EMF`,
+      ).toBeDefined();
     }
   });
 
   it('dashboard-only contract metrics are emitted too', () => {
     for (const [name, process] of Object.entries(EMITTER)) {
-      expect(emitted[process].some((e) => e.name === name && e.dims.Stage === STAGE), name).toBe(true);
+      expect(
+        emitted[process].some((e) => e.name === name && e.dims.Stage === STAGE),
+        name,
+      ).toBe(true);
     }
   });
 });

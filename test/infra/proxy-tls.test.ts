@@ -70,7 +70,9 @@ describe('dispatchers trust the CA for gRPC', () => {
       trustOnlyForGrpc({ SLUICE_ROCKETMQ_CA_CERT: caCert, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: file });
       expect(readFileSync(file, 'utf8')).toBe(caCert);
       expect(statSync(file).mode & 0o777).toBe(0o600);
-      expect(() => trustOnlyForGrpc({ SLUICE_ROCKETMQ_CA_CERT: caCert, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: undefined })).toThrow(/GRPC_DEFAULT_SSL_ROOTS_FILE_PATH/);
+      expect(() =>
+        trustOnlyForGrpc({ SLUICE_ROCKETMQ_CA_CERT: caCert, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: undefined }),
+      ).toThrow(/GRPC_DEFAULT_SSL_ROOTS_FILE_PATH/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -9,11 +9,18 @@ import { HANDLER_SOURCE } from '../../infra/constructs/run-task-to-completion.ts
 
 type Task = { lastStatus: string; containers?: { exitCode?: number; reason?: string }[]; stoppedReason?: string };
 
-function load(describeAnswers: Task[], runAnswer: { tasks?: { taskArn: string }[]; failures?: unknown[] } = { tasks: [{ taskArn: 'arn:task/1' }] }) {
+function load(
+  describeAnswers: Task[],
+  runAnswer: { tasks?: { taskArn: string }[]; failures?: unknown[] } = { tasks: [{ taskArn: 'arn:task/1' }] },
+) {
   const sent: Array<{ command: string; input: unknown }> = [];
   const responses: Array<Record<string, unknown>> = [];
-  class RunTaskCommand { constructor(readonly input: unknown) {} }
-  class DescribeTasksCommand { constructor(readonly input: unknown) {} }
+  class RunTaskCommand {
+    constructor(readonly input: unknown) {}
+  }
+  class DescribeTasksCommand {
+    constructor(readonly input: unknown) {}
+  }
   const ecs = {
     ECSClient: class {
       async send(cmd: { input: unknown }) {
@@ -26,7 +33,11 @@ function load(describeAnswers: Task[], runAnswer: { tasks?: { taskArn: string }[
     DescribeTasksCommand,
   };
   const https = {
-    request(_url: string, _opts: unknown, onRes: (res: { resume(): void; on(e: string, f: () => void): void }) => void) {
+    request(
+      _url: string,
+      _opts: unknown,
+      onRes: (res: { resume(): void; on(e: string, f: () => void): void }) => void,
+    ) {
       let body = '';
       return {
         on() {},
@@ -61,20 +72,37 @@ const event = (type: string) => ({
   RequestId: 'req',
   LogicalResourceId: 'Init',
   PhysicalResourceId: 'run-task-old',
-  ResourceProperties: { Cluster: 'c', TaskDefinition: 'td', Subnets: ['s'], SecurityGroups: ['g'], TimeoutSeconds: '60', RunId: 'abc' },
+  ResourceProperties: {
+    Cluster: 'c',
+    TaskDefinition: 'td',
+    Subnets: ['s'],
+    SecurityGroups: ['g'],
+    TimeoutSeconds: '60',
+    RunId: 'abc',
+  },
 });
 
 describe('the init custom resource handler', () => {
   it('answers SUCCESS only once the task stopped with exit 0', async () => {
-    const h = load([{ lastStatus: 'PENDING' }, { lastStatus: 'RUNNING' }, { lastStatus: 'STOPPED', containers: [{ exitCode: 0 }] }]);
+    const h = load([
+      { lastStatus: 'PENDING' },
+      { lastStatus: 'RUNNING' },
+      { lastStatus: 'STOPPED', containers: [{ exitCode: 0 }] },
+    ]);
     await h.handler(event('Create'));
     expect(h.sent.filter((s) => s.command === 'DescribeTasksCommand')).toHaveLength(3);
     expect(h.responses).toHaveLength(1);
-    expect(h.responses[0]).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'run-task-abc', Data: { TaskArn: 'arn:task/1' } });
+    expect(h.responses[0]).toMatchObject({
+      Status: 'SUCCESS',
+      PhysicalResourceId: 'run-task-abc',
+      Data: { TaskArn: 'arn:task/1' },
+    });
   });
 
   it('answers FAILED with the exit code when mqadmin fails, so the deploy fails', async () => {
-    const h = load([{ lastStatus: 'STOPPED', containers: [{ exitCode: 1 }], stoppedReason: 'Essential container in task exited' }]);
+    const h = load([
+      { lastStatus: 'STOPPED', containers: [{ exitCode: 1 }], stoppedReason: 'Essential container in task exited' },
+    ]);
     await h.handler(event('Update'));
     expect(h.responses[0]).toMatchObject({ Status: 'FAILED' });
     expect(String(h.responses[0]!.Reason)).toContain('exit 1');

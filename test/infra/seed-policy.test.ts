@@ -4,7 +4,7 @@ import { DEFAULT_UPSTREAM_TIMEOUT_MS } from '../../functions/runtime/config.ts';
 import { parsePolicy } from '../../lib/policy/schema.ts';
 
 describe('the seeded policy and the edge function timeout', () => {
-  it('seeds async a sync tier whose wait and upstream call may outlast the edge\'s hold, and leaves the others', () => {
+  it("seeds async a sync tier whose wait and upstream call may outlast the edge's hold, and leaves the others", () => {
     const limit = edgeMaxSyncWaitMs(300);
     const tiers = parsePolicy(seedPolicy({ m: ['http://gpu/v1'] }, { syncWaitLimitMs: limit })).tiers;
     for (const t of Object.values(tiers)) {
@@ -16,7 +16,10 @@ describe('the seeded policy and the edge function timeout', () => {
   });
 
   it('a longer function timeout keeps the batch tier sync (keepalive bytes cover CloudFront)', () => {
-    expect(parsePolicy(seedPolicy({ m: ['http://gpu/v1'] }, { syncWaitLimitMs: edgeMaxSyncWaitMs(900) })).tiers.batch!.replyMode).toBe('sync');
+    expect(
+      parsePolicy(seedPolicy({ m: ['http://gpu/v1'] }, { syncWaitLimitMs: edgeMaxSyncWaitMs(900) })).tiers.batch!
+        .replyMode,
+    ).toBe('sync');
   });
 
   it('without a limit, keeps the defaults', () => {

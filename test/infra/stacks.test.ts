@@ -15,8 +15,11 @@ import { parsePolicy } from '../../lib/policy/schema.js';
 import { cdkJsonContext, synthesize, validationReport, type Synthesized } from './helpers.ts';
 
 type Json = Record<string, unknown>;
-const resourcesOf = (s: Synthesized, stack: Parameters<Synthesized['template']>[0], type: string): Record<string, Json> =>
-  s.template(stack).findResources(type) as Record<string, Json>;
+const resourcesOf = (
+  s: Synthesized,
+  stack: Parameters<Synthesized['template']>[0],
+  type: string,
+): Record<string, Json> => s.template(stack).findResources(type) as Record<string, Json>;
 const props = (r: Json): Json => r.Properties as Json;
 const statements = (s: Synthesized, stack: Parameters<Synthesized['template']>[0], rolePrefix: string): Json[] => {
   const policies = resourcesOf(s, stack, 'AWS::IAM::Policy');
@@ -44,7 +47,9 @@ describe('app', () => {
   it('has one stack per concern, all in the configured region', () => {
     const names = s.assembly.stacks.map((x) => x.stackName).sort();
     expect(names).toEqual(
-      ['Broker', 'Config', 'Dispatchers', 'Edge', 'Network', 'Observability', 'Queues'].map((n) => `Sluice-test-${n}`).sort(),
+      ['Broker', 'Config', 'Dispatchers', 'Edge', 'Network', 'Observability', 'Queues']
+        .map((n) => `Sluice-test-${n}`)
+        .sort(),
     );
     for (const st of s.assembly.stacks) expect(st.environment.region).toBe('eu-west-1');
   });
@@ -58,7 +63,10 @@ describe('app', () => {
     for (const v of nag!.suppressedViolations ?? []) expect(v.reason.length, v.acknowledgedId).toBeGreaterThan(60);
     for (const a of ACKNOWLEDGED) expect(a.reason.length, `${a.path} ${a.id}`).toBeGreaterThan(60);
     // Every acknowledgment is for a rule id cdk-nag or CloudFormation really uses.
-    for (const a of ACKNOWLEDGED) expect(a.id).toMatch(/^(AwsSolutions::AwsSolutions-[A-Z]+\d+|CloudFormation-Validate::W\d+|Annotation::@aws-cdk\/)/);
+    for (const a of ACKNOWLEDGED)
+      expect(a.id).toMatch(
+        /^(AwsSolutions::AwsSolutions-[A-Z]+\d+|CloudFormation-Validate::W\d+|Annotation::@aws-cdk\/)/,
+      );
   });
 });
 
@@ -72,8 +80,15 @@ describe('edge', () => {
     });
     t.hasResourceProperties('AWS::Lambda::Url', { InvokeMode: 'RESPONSE_STREAM', AuthType: 'NONE' });
     // A public function URL needs both permissions (InvokeFunctionUrl and InvokeFunction via the URL).
-    t.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', FunctionUrlAuthType: 'NONE', Principal: '*' });
-    t.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', InvokedViaFunctionUrl: true });
+    t.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      FunctionUrlAuthType: 'NONE',
+      Principal: '*',
+    });
+    t.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      InvokedViaFunctionUrl: true,
+    });
   });
 
   it('is not attached to the VPC (function URLs do not stream from VPC functions)', () => {
@@ -89,7 +104,9 @@ describe('edge', () => {
     expect(env.SLUICE_UPSTASH_SECRET_ID).toBe('sluice/test/upstash');
     const keys = Object.keys(env).join(' ');
     expect(keys).not.toMatch(/TOKEN|PASSWORD|UPSTASH_REDIS_REST_URL/);
-    const read = statements(s, 'edge', 'HandlerRole').find((st) => asArray(st.Action as string | string[]).includes('secretsmanager:GetSecretValue'));
+    const read = statements(s, 'edge', 'HandlerRole').find((st) =>
+      asArray(st.Action as string | string[]).includes('secretsmanager:GetSecretValue'),
+    );
     expect(read).toBeDefined();
     expect(JSON.stringify(read!.Resource)).toContain(':secret:sluice/test/upstash-??????');
   });
@@ -111,7 +128,12 @@ describe('edge', () => {
       DistributionConfig: Match.objectLike({
         Origins: [
           Match.objectLike({
-            DomainName: { 'Fn::Select': [2, { 'Fn::Split': ['/', { 'Fn::GetAtt': [Match.stringLikeRegexp('HandlerFunctionUrl'), 'FunctionUrl'] }] }] },
+            DomainName: {
+              'Fn::Select': [
+                2,
+                { 'Fn::Split': ['/', { 'Fn::GetAtt': [Match.stringLikeRegexp('HandlerFunctionUrl'), 'FunctionUrl'] }] },
+              ],
+            },
             CustomOriginConfig: Match.objectLike({ OriginProtocolPolicy: 'https-only', OriginReadTimeout: 60 }),
           }),
         ],
@@ -133,22 +155,38 @@ describe('queues', () => {
     t.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     const queues = Object.values(resourcesOf(s, 'queues', 'AWS::SQS::Queue'));
     expect(queues).toHaveLength(3);
-    for (const q of queues) expect(JSON.stringify(props(q).KmsMasterKeyId)).toMatch(/\{"Fn::GetAtt":\["QueueKey[0-9A-F]+","Arn"\]\}/);
+    for (const q of queues)
+      expect(JSON.stringify(props(q).KmsMasterKeyId)).toMatch(/\{"Fn::GetAtt":\["QueueKey[0-9A-F]+","Arn"\]\}/);
   });
 
   it('spills into a high-throughput FIFO queue that redrives to its own FIFO dead-letter queue after 5 receives', () => {
-    const fifo = { FifoQueue: true, ContentBasedDeduplication: false, DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
+    const fifo = {
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      DeduplicationScope: 'messageGroup',
+      FifoThroughputLimit: 'perMessageGroupId',
+    };
     s.template('queues').hasResourceProperties('AWS::SQS::Queue', {
       QueueName: 'sluice-test-spillover.fifo',
       ...fifo,
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('SpilloverDeadLetter'), 'Arn'] }, maxReceiveCount: 5 },
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('SpilloverDeadLetter'), 'Arn'] },
+        maxReceiveCount: 5,
+      },
     });
-    s.template('queues').hasResourceProperties('AWS::SQS::Queue', { QueueName: 'sluice-test-spillover-dead-letter.fifo', ...fifo });
+    s.template('queues').hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: 'sluice-test-spillover-dead-letter.fifo',
+      ...fifo,
+    });
   });
 
   it('refuses non-TLS access', () => {
     s.template('queues').hasResourceProperties('AWS::SQS::QueuePolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
     });
   });
 });
@@ -158,12 +196,20 @@ describe('config', () => {
     const params = Object.values(resourcesOf(s, 'config', 'AWS::SSM::Parameter')).map((p) => props(p));
     const names = params.map((p) => p.Name as string);
     for (const n of names) expect(n).toMatch(/^\/sluice\/test\/policy\/[a-z]+$/);
-    expect(names.sort()).toEqual(['accounts', 'defaults', 'models', 'tenants', 'tiers'].map((k) => `/sluice/test/policy/${k}`));
+    expect(names.sort()).toEqual(
+      ['accounts', 'defaults', 'models', 'tenants', 'tiers'].map((k) => `/sluice/test/policy/${k}`),
+    );
     // Reassembled, the parameters are a valid policy with the schema's defaults.
-    const policy = Object.fromEntries(params.map((p) => [(p.Name as string).split('/').pop(), JSON.parse(p.Value as string) as unknown]));
+    const policy = Object.fromEntries(
+      params.map((p) => [(p.Name as string).split('/').pop(), JSON.parse(p.Value as string) as unknown]),
+    );
     const parsed = parsePolicy(policy);
-    expect([parsed.tiers.realtime?.weight, parsed.tiers.batch?.weight, parsed.tiers.offline?.weight]).toEqual([6, 2, 1]);
-    expect([parsed.tiers.realtime?.share, parsed.tiers.batch?.share, parsed.tiers.offline?.share]).toEqual([0.6, 0.25, 0.15]);
+    expect([parsed.tiers.realtime?.weight, parsed.tiers.batch?.weight, parsed.tiers.offline?.weight]).toEqual([
+      6, 2, 1,
+    ]);
+    expect([parsed.tiers.realtime?.share, parsed.tiers.batch?.share, parsed.tiers.offline?.share]).toEqual([
+      0.6, 0.25, 0.15,
+    ]);
     expect(parsed.defaults.accountModel).toMatchObject({ burst: 50, rate: 10 });
     expect(Object.keys(parsed.models)).toEqual(['sim-llm']);
   });
@@ -177,16 +223,23 @@ describe('dispatchers', () => {
         Match.objectLike({
           StopTimeout: 120,
           Secrets: Match.arrayWith([
-            Match.objectLike({ Name: 'UPSTASH_REDIS_REST_TOKEN', ValueFrom: Match.objectLike({ 'Fn::Join': Match.anyValue() }) }),
+            Match.objectLike({
+              Name: 'UPSTASH_REDIS_REST_TOKEN',
+              ValueFrom: Match.objectLike({ 'Fn::Join': Match.anyValue() }),
+            }),
           ]),
-          Environment: Match.arrayWith([Match.objectLike({ Name: 'SLUICE_ROCKETMQ_GROUP', Value: 'sluice-dispatchers' })]),
+          Environment: Match.arrayWith([
+            Match.objectLike({ Name: 'SLUICE_ROCKETMQ_GROUP', Value: 'sluice-dispatchers' }),
+          ]),
         }),
       ],
     });
     const json = JSON.stringify(t.toJSON());
     expect(json).toContain(':secret:sluice/test/upstash');
     expect(json).toMatch(/:token::/);
-    const manifest = JSON.parse(readFileSync(path.join(s.outdir, `${s.stacks.dispatchers.stackName}.assets.json`), 'utf8')) as {
+    const manifest = JSON.parse(
+      readFileSync(path.join(s.outdir, `${s.stacks.dispatchers.stackName}.assets.json`), 'utf8'),
+    ) as {
       dockerImages: Record<string, { source: { directory: string; dockerFile: string } }>;
     };
     const images = Object.values(manifest.dockerImages);
@@ -200,20 +253,33 @@ describe('dispatchers', () => {
 
   it('autoscales on CPU (target tracking) and on the reported backlog (step scaling)', () => {
     const t = s.template('dispatchers');
-    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 2, MaxCapacity: 20, ScalableDimension: 'ecs:service:DesiredCount' });
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 2,
+      MaxCapacity: 20,
+      ScalableDimension: 'ecs:service:DesiredCount',
+    });
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
       PolicyType: 'TargetTrackingScaling',
-      TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 60, PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageCPUUtilization' } }),
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({
+        TargetValue: 60,
+        PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageCPUUtilization' },
+      }),
     });
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', { PolicyType: 'StepScaling' });
-    t.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'Sluice', MetricName: 'DispatcherBacklog', Dimensions: [{ Name: 'Stage', Value: 'test' }] });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'DispatcherBacklog',
+      Dimensions: [{ Name: 'Stage', Value: 'test' }],
+    });
   });
 
   it('grants only its queues, its stage parameters and its secrets', () => {
     const sts = statements(s, 'dispatchers', 'TaskRole');
     for (const st of sts) expect(asArray(st.Resource as unknown)).not.toContain('*');
     const actions = sts.flatMap((st) => asArray(st.Action as string | string[]));
-    expect(actions).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage', 'ssm:GetParametersByPath']));
+    expect(actions).toEqual(
+      expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage', 'ssm:GetParametersByPath']),
+    );
     expect(actions.some((a) => a.endsWith(':*'))).toBe(false);
   });
 });
@@ -221,7 +287,9 @@ describe('dispatchers', () => {
 describe('broker', () => {
   it('runs two name servers with stable names, one broker on EFS, and proxies', () => {
     const t = s.template('broker');
-    const services = Object.values(resourcesOf(s, 'broker', 'AWS::ServiceDiscovery::Service')).map((x) => props(x).Name);
+    const services = Object.values(resourcesOf(s, 'broker', 'AWS::ServiceDiscovery::Service')).map(
+      (x) => props(x).Name,
+    );
     expect(services.sort()).toEqual(['broker', 'namesrv-a', 'namesrv-b']);
     t.hasResourceProperties('AWS::ECS::TaskDefinition', {
       Volumes: [Match.objectLike({ EFSVolumeConfiguration: Match.objectLike({ TransitEncryption: 'ENABLED' }) })],
@@ -233,7 +301,10 @@ describe('broker', () => {
       DeploymentConfiguration: Match.objectLike({ MaximumPercent: 100, MinimumHealthyPercent: 0 }),
       ServiceRegistries: Match.anyValue(),
     });
-    t.hasResourceProperties('AWS::ECS::Service', { DesiredCount: 2, LoadBalancers: [Match.objectLike({ ContainerPort: 8081 })] });
+    t.hasResourceProperties('AWS::ECS::Service', {
+      DesiredCount: 2,
+      LoadBalancers: [Match.objectLike({ ContainerPort: 8081 })],
+    });
     const defs = JSON.stringify(t.findResources('AWS::ECS::TaskDefinition'));
     expect(defs).toContain('enableLmq=true');
     expect(defs).toContain('-pm cluster');
@@ -243,31 +314,51 @@ describe('broker', () => {
   it('puts the proxies behind an internal NLB with TCP health checks', () => {
     const t = s.template('broker');
     t.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', { Type: 'network', Scheme: 'internal' });
-    t.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', { Port: 8081, Protocol: 'TCP', TargetType: 'ip', HealthCheckProtocol: 'TCP' });
+    t.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', {
+      Port: 8081,
+      Protocol: 'TCP',
+      TargetType: 'ip',
+      HealthCheckProtocol: 'TCP',
+    });
   });
 
   it('proxies take TLS only, with a certificate issued at deploy for the name the dispatchers dial', () => {
     const t = s.template('broker');
-    const [proxyTd] = Object.values(t.findResources('AWS::ECS::TaskDefinition')).filter((r) => JSON.stringify(r).includes('mqproxy'));
-    const proxy = ((props(proxyTd!).ContainerDefinitions as Json[])[0]!) as Json;
-    const env = Object.fromEntries((proxy.Environment as Array<{ Name: string; Value: string }>).map((e) => [e.Name, e.Value]));
+    const [proxyTd] = Object.values(t.findResources('AWS::ECS::TaskDefinition')).filter((r) =>
+      JSON.stringify(r).includes('mqproxy'),
+    );
+    const proxy = (props(proxyTd!).ContainerDefinitions as Json[])[0]! as Json;
+    const env = Object.fromEntries(
+      (proxy.Environment as Array<{ Name: string; Value: string }>).map((e) => [e.Name, e.Value]),
+    );
     expect(env.JAVA_OPT_EXT).toContain('-Dtls.server.mode=enforcing');
     const script = (proxy.Command as string[]).join(' ');
     expect(script).toContain('"tlsTestModeEnable": false');
-    expect((proxy.Secrets as Array<{ Name: string }>).map((x) => x.Name).sort()).toEqual(['RMQ_PASSWORD', 'RMQ_TLS_CERT', 'RMQ_TLS_KEY', 'RMQ_USER']);
+    expect((proxy.Secrets as Array<{ Name: string }>).map((x) => x.Name).sort()).toEqual([
+      'RMQ_PASSWORD',
+      'RMQ_TLS_CERT',
+      'RMQ_TLS_KEY',
+      'RMQ_USER',
+    ]);
     // The certificate's name is the internal NLB's DNS name, the endpoint the dispatchers get.
     const [cert] = Object.values(t.findResources('Custom::ProxyTlsCertificate'));
-    const nlb = Object.keys(t.findResources('AWS::ElasticLoadBalancingV2::LoadBalancer', { Properties: { Scheme: 'internal' } }))[0]!;
+    const nlb = Object.keys(
+      t.findResources('AWS::ElasticLoadBalancingV2::LoadBalancer', { Properties: { Scheme: 'internal' } }),
+    )[0]!;
     expect(props(cert!).DnsName).toEqual({ 'Fn::GetAtt': [nlb, 'DNSName'] });
     // Its handler may write the two secrets and nothing else.
-    const sts = statements(s, 'broker', 'ProxyTlsHandlerRole').filter((st) => JSON.stringify(st.Action).includes('secretsmanager'));
+    const sts = statements(s, 'broker', 'ProxyTlsHandlerRole').filter((st) =>
+      JSON.stringify(st.Action).includes('secretsmanager'),
+    );
     expect(sts.map((st) => st.Action)).toEqual(['secretsmanager:PutSecretValue']);
     expect(asArray(sts[0]!.Resource as unknown[])).toHaveLength(2);
     // The dispatchers connect over TLS and trust only the CA secret.
     const [dTd] = Object.values(resourcesOf(s, 'dispatchers', 'AWS::ECS::TaskDefinition'));
-    const d = ((props(dTd!).ContainerDefinitions as Json[])[0]!) as Json;
+    const d = (props(dTd!).ContainerDefinitions as Json[])[0]! as Json;
     expect(d.Environment).toContainEqual({ Name: 'SLUICE_ROCKETMQ_TLS', Value: 'true' });
-    expect(JSON.stringify((d.Secrets as Array<{ Name: string }>).find((x) => x.Name === 'SLUICE_ROCKETMQ_CA_CERT'))).toMatch(/:ca::/);
+    expect(
+      JSON.stringify((d.Secrets as Array<{ Name: string }>).find((x) => x.Name === 'SLUICE_ROCKETMQ_CA_CERT')),
+    ).toMatch(/:ca::/);
   });
 
   it('proxy port open to the NLB only, the NLB to the dispatchers only: no CIDR on 8081', () => {
@@ -281,9 +372,13 @@ describe('broker', () => {
       expect(r.CidrIp).toBeUndefined();
       expect(r.SourceSecurityGroupId).toBeDefined();
     }
-    const groups = Object.values(resourcesOf(s, 'broker', 'AWS::EC2::SecurityGroup')).map((g) => JSON.stringify(props(g).SecurityGroupIngress ?? []));
+    const groups = Object.values(resourcesOf(s, 'broker', 'AWS::EC2::SecurityGroup')).map((g) =>
+      JSON.stringify(props(g).SecurityGroupIngress ?? []),
+    );
     expect(groups.join('')).not.toContain('8081');
-    const nlbSg = Object.keys(resourcesOf(s, 'broker', 'AWS::EC2::SecurityGroup')).find((id) => id.startsWith('ProxyNlbSg'))!;
+    const nlbSg = Object.keys(resourcesOf(s, 'broker', 'AWS::EC2::SecurityGroup')).find((id) =>
+      id.startsWith('ProxyNlbSg'),
+    )!;
     const [fromDispatchers] = Object.values(resourcesOf(s, 'dispatchers', 'AWS::EC2::SecurityGroupIngress')).map(props);
     expect(JSON.stringify(fromDispatchers!.GroupId)).toContain(nlbSg);
     expect(JSON.stringify(fromDispatchers!.SourceSecurityGroupId)).toContain('Sg');
@@ -313,9 +408,18 @@ describe('observability', () => {
   it('alarms on realtime near its limit, DLQs not empty, spillover not draining, broker unhealthy, backlog growing', () => {
     const t = s.template('observability');
     const alarms = Object.keys(t.findResources('AWS::CloudWatch::Alarm'));
-    const ids = ['RealtimeNearLimit', 'DeadLetterNotEmpty', 'SpilloverDeadLetterNotEmpty', 'SpilloverNotDraining', 'DispatcherBacklogGrowing'];
+    const ids = [
+      'RealtimeNearLimit',
+      'DeadLetterNotEmpty',
+      'SpilloverDeadLetterNotEmpty',
+      'SpilloverNotDraining',
+      'DispatcherBacklogGrowing',
+    ];
     for (const id of [...ids, 'ProxyUnhealthy', 'BrokerNotRunning']) {
-      expect(alarms.some((a) => a.startsWith(id)), id).toBe(true);
+      expect(
+        alarms.some((a) => a.startsWith(id)),
+        id,
+      ).toBe(true);
     }
     // The default edge spills every request by design: an alarm on spilling would never clear.
     expect(alarms.some((a) => a.startsWith('SpilloverInUse'))).toBe(false);
@@ -344,7 +448,10 @@ describe('variants', () => {
     const v = synthesize(
       {
         stage: 'tls',
-        brokerPublicTls: JSON.stringify({ certificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/abc', domainName: 'mq.example.com' }),
+        brokerPublicTls: JSON.stringify({
+          certificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/abc',
+          domainName: 'mq.example.com',
+        }),
         existingVpc: JSON.stringify({
           vpcId: 'vpc-0123456789abcdef0',
           vpcCidrBlock: '10.9.0.0/16',
@@ -357,10 +464,19 @@ describe('variants', () => {
     );
     const b = v.template('broker');
     b.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', { Scheme: 'internet-facing' });
-    b.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Protocol: 'TLS', SslPolicy: 'ELBSecurityPolicy-TLS13-1-3-2021-06' });
+    b.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', {
+      Protocol: 'TLS',
+      SslPolicy: 'ELBSecurityPolicy-TLS13-1-3-2021-06',
+    });
     // The proxies refuse plaintext: the public NLB opens TLS to them again.
-    b.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', { Port: 8081, Protocol: 'TLS', TargetType: 'ip' });
-    const open = Object.entries(b.findResources('AWS::EC2::SecurityGroup')).filter(([, g]) => JSON.stringify(g).includes('0.0.0.0/0') && JSON.stringify(g).includes('8081'));
+    b.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', {
+      Port: 8081,
+      Protocol: 'TLS',
+      TargetType: 'ip',
+    });
+    const open = Object.entries(b.findResources('AWS::EC2::SecurityGroup')).filter(
+      ([, g]) => JSON.stringify(g).includes('0.0.0.0/0') && JSON.stringify(g).includes('8081'),
+    );
     expect(open.map(([id]) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual(['PublicNlbSg']);
     expect(JSON.stringify(b.findResources('AWS::ECS::TaskDefinition'))).toContain('authenticationEnabled=true');
     const edgeEnv = JSON.stringify(v.template('edge').findResources('AWS::Lambda::Function'));
@@ -373,12 +489,19 @@ describe('variants', () => {
 
   it('zones: never guessed from the region name; given ones are used as they are', () => {
     const agnostic = synthesize({ stage: 'azs' }, { bundle: false });
-    const subnets = Object.values(agnostic.template('network').findResources('AWS::EC2::Subnet')).map((r) => JSON.stringify(r.Properties.AvailabilityZone));
+    const subnets = Object.values(agnostic.template('network').findResources('AWS::EC2::Subnet')).map((r) =>
+      JSON.stringify(r.Properties.AvailabilityZone),
+    );
     // Account-agnostic: chosen at deploy time among the account's own zones.
     expect(subnets.every((z) => z.includes('Fn::GetAZs'))).toBe(true);
     agnostic.cleanup();
-    const given = synthesize({ stage: 'azs2', availabilityZones: JSON.stringify(['us-east-1c', 'us-east-1d']) }, { bundle: false });
-    const zones = Object.values(given.template('network').findResources('AWS::EC2::Subnet')).map((r) => r.Properties.AvailabilityZone as string);
+    const given = synthesize(
+      { stage: 'azs2', availabilityZones: JSON.stringify(['us-east-1c', 'us-east-1d']) },
+      { bundle: false },
+    );
+    const zones = Object.values(given.template('network').findResources('AWS::EC2::Subnet')).map(
+      (r) => r.Properties.AvailabilityZone as string,
+    );
     expect(new Set(zones)).toEqual(new Set(['us-east-1c', 'us-east-1d']));
     given.cleanup();
   });
@@ -388,9 +511,15 @@ describe('variants', () => {
     const e = v.template('edge');
     e.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM', InvokeMode: 'RESPONSE_STREAM' });
     e.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
-      OriginAccessControlConfig: Match.objectLike({ OriginAccessControlOriginType: 'lambda', SigningBehavior: 'always' }),
+      OriginAccessControlConfig: Match.objectLike({
+        OriginAccessControlOriginType: 'lambda',
+        SigningBehavior: 'always',
+      }),
     });
-    e.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: 'cloudfront.amazonaws.com' });
+    e.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      Principal: 'cloudfront.amazonaws.com',
+    });
     expect(validationReport(v.outdir).pluginReports.every((p) => p.violations.length === 0)).toBe(true);
     v.cleanup();
   });
@@ -398,9 +527,17 @@ describe('variants', () => {
   it('a second region is a second instance of the regional stacks, in the same app if wanted', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-2r-'));
     const app = new App({ outdir: dir, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
-    const base = configFromContext((k) => ({ stage: 'prod' } as Record<string, unknown>)[k]);
-    const a = addSluice(app, { ...base, region: 'eu-west-1', availabilityZones: ['eu-west-1a', 'eu-west-1b'] }, { regionSuffix: true });
-    const b = addSluice(app, { ...base, region: 'us-west-2', availabilityZones: ['us-west-2a', 'us-west-2b'] }, { regionSuffix: true });
+    const base = configFromContext((k) => (({ stage: 'prod' }) as Record<string, unknown>)[k]);
+    const a = addSluice(
+      app,
+      { ...base, region: 'eu-west-1', availabilityZones: ['eu-west-1a', 'eu-west-1b'] },
+      { regionSuffix: true },
+    );
+    const b = addSluice(
+      app,
+      { ...base, region: 'us-west-2', availabilityZones: ['us-west-2a', 'us-west-2b'] },
+      { regionSuffix: true },
+    );
     const assembly = app.synth();
     expect(assembly.stacks).toHaveLength(14);
     expect(a.edge.stackName).toBe('Sluice-prod-eu-west-1-Edge');
@@ -408,7 +545,9 @@ describe('variants', () => {
     // Same parameter path in each region (SSM is regional), own queues per region.
     const paramsA = Template.fromStack(a.config).findResources('AWS::SSM::Parameter');
     const paramsB = Template.fromStack(b.config).findResources('AWS::SSM::Parameter');
-    expect(Object.values(paramsA).map((r) => (r.Properties as Json).Name)).toEqual(Object.values(paramsB).map((r) => (r.Properties as Json).Name));
+    expect(Object.values(paramsA).map((r) => (r.Properties as Json).Name)).toEqual(
+      Object.values(paramsB).map((r) => (r.Properties as Json).Name),
+    );
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -416,6 +555,8 @@ describe('variants', () => {
     expect(() => synthesize({ stage: 'Bad_Stage' }, { bundle: false })).toThrow(/context stage/);
     expect(() => synthesize({ dispatcherDrainSeconds: 600 }, { bundle: false })).toThrow(/dispatcherDrainSeconds/);
     // Shorter than the proxy's long poll: a receive still in flight at exit would strand a message for 60 s.
-    expect(() => synthesize({ dispatcherDrainSeconds: 20 }, { bundle: false })).toThrow(/dispatcherDrainSeconds: between 30 .*got 20/);
+    expect(() => synthesize({ dispatcherDrainSeconds: 20 }, { bundle: false })).toThrow(
+      /dispatcherDrainSeconds: between 30 .*got 20/,
+    );
   });
 });

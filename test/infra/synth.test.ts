@@ -16,7 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './helpers.ts';
 
 const OUT = path.join(REPO_ROOT, '.cache', 'infra-synth', `cdk.out.${process.pid}`);
-const STACKS = ['Network', 'Config', 'Queues', 'Broker', 'Dispatchers', 'Edge', 'Observability'].map((n) => `Sluice-dev-${n}`);
+const STACKS = ['Network', 'Config', 'Queues', 'Broker', 'Dispatchers', 'Edge', 'Observability'].map(
+  (n) => `Sluice-dev-${n}`,
+);
 
 /** The environment of a machine with no AWS credentials and no way to reach AWS. */
 function offlineEnv(): NodeJS.ProcessEnv {
@@ -46,8 +48,15 @@ beforeAll(() => {
   const cmd = [...wrap, 'npx', 'cdk', 'synth', '--quiet', '--no-notices', '--ci', '-o', OUT];
   const t0 = performance.now();
   const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd: REPO_ROOT, env: offlineEnv(), encoding: 'utf8', timeout: 240_000 });
-  synth = { status: r.status, ms: performance.now() - t0, output: `${r.stdout}\n${r.stderr}`, isolated: wrap.length > 0 };
-  console.log(`npx cdk synth --quiet${synth.isolated ? ' (inside a network namespace with no network)' : ''}: exit ${r.status} in ${(synth.ms / 1000).toFixed(1)} s`);
+  synth = {
+    status: r.status,
+    ms: performance.now() - t0,
+    output: `${r.stdout}\n${r.stderr}`,
+    isolated: wrap.length > 0,
+  };
+  console.log(
+    `npx cdk synth --quiet${synth.isolated ? ' (inside a network namespace with no network)' : ''}: exit ${r.status} in ${(synth.ms / 1000).toFixed(1)} s`,
+  );
 }, 300_000);
 const cleanups: Array<() => void> = [];
 afterAll(() => {
@@ -86,7 +95,9 @@ describe('edge bundle', () => {
     const template = JSON.parse(readFileSync(path.join(OUT, 'Sluice-dev-Edge.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string; Properties: { Description?: string; Code?: { S3Key?: string } } }>;
     };
-    const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description?.includes(' edge '))!;
+    const fn = Object.values(template.Resources).find(
+      (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description?.includes(' edge '),
+    )!;
     const hash = fn.Properties.Code!.S3Key!.replace(/\.zip$/, '');
     // Alone in a directory with no node_modules above it: a package left external fails here.
     const taskRoot = mkdtempSync(path.join(os.tmpdir(), 'sluice-edge-task-'));
@@ -94,7 +105,9 @@ describe('edge bundle', () => {
     copyFileSync(path.join(OUT, `asset.${hash}`, 'index.mjs'), path.join(taskRoot, 'index.mjs'));
     const bundle = path.join(taskRoot, 'index.mjs');
     const bytes = readFileSync(bundle);
-    console.log(`edge bundle: ${(bytes.length / 1024).toFixed(1)} KiB (${(gzipSync(bytes).length / 1024).toFixed(1)} KiB gzipped) at ${path.relative(REPO_ROOT, bundle)}`);
+    console.log(
+      `edge bundle: ${(bytes.length / 1024).toFixed(1)} KiB (${(gzipSync(bytes).length / 1024).toFixed(1)} KiB gzipped) at ${path.relative(REPO_ROOT, bundle)}`,
+    );
     expect(statSync(bundle).size).toBeLessThan(10 * 1024 * 1024);
 
     const key = 'sk-bundle-test';
@@ -104,7 +117,9 @@ describe('edge bundle', () => {
       tiers: { realtime: { weight: 6, share: 0.6, overQuota: 'reject', maxQueueWaitMs: 10_000 } },
       models: { 'sim-llm': { slots: 4, upstreams: ['http://127.0.0.1:9/v1'] } },
       tenants: { acme: {} },
-      accounts: { 'acme-svc': { tenant: 'acme', tier: 'realtime', keyHashes: [createHash('sha256').update(key).digest('hex')] } },
+      accounts: {
+        'acme-svc': { tenant: 'acme', tier: 'realtime', keyHashes: [createHash('sha256').update(key).digest('hex')] },
+      },
       defaults: {
         accountModel: { rpm: 600, tpm: 200_000, rate: 10, burst: 50, reservoir: 1_000 },
         tenantModel: { rpm: 3_000, tpm: 1_000_000 },
@@ -116,11 +131,14 @@ describe('edge bundle', () => {
     expect(typeof mod.handler).toBe('function');
 
     const body = JSON.stringify({ model: 'sim-llm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 });
-    const res = await lambdaRuntime.invoke(mod.handler, functionUrlEvent('POST', '/v1/chat/completions', body, {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      prefer: 'respond-async',
-    }));
+    const res = await lambdaRuntime.invoke(
+      mod.handler,
+      functionUrlEvent('POST', '/v1/chat/completions', body, {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        prefer: 'respond-async',
+      }),
+    );
     expect(res.statusCode, res.body).toBe(202);
     const json = JSON.parse(res.body) as { id: string; status: string; status_url: string };
     expect(json.status).toBe('queued');
@@ -128,7 +146,10 @@ describe('edge bundle', () => {
     // Admission ran on the embedded store: the window headers count this request.
     expect(res.headers['x-ratelimit-remaining-requests']).toBeDefined();
 
-    const models = await lambdaRuntime.invoke(mod.handler, functionUrlEvent('GET', '/v1/models', undefined, { authorization: `Bearer ${key}` }));
+    const models = await lambdaRuntime.invoke(
+      mod.handler,
+      functionUrlEvent('GET', '/v1/models', undefined, { authorization: `Bearer ${key}` }),
+    );
     expect(models.statusCode).toBe(200);
     expect(JSON.parse(models.body)).toMatchObject({ object: 'list', data: [{ id: 'sim-llm' }] });
   }, 60_000);
@@ -169,12 +190,17 @@ function installStreamingRuntimeShim() {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
       const ended = new Promise((resolve) => stream.on('end', resolve));
-      await (handler as unknown as (e: unknown, s: PassThrough, c: unknown) => Promise<void>)(event, stream, { awsRequestId: 'test' });
+      await (handler as unknown as (e: unknown, s: PassThrough, c: unknown) => Promise<void>)(event, stream, {
+        awsRequestId: 'test',
+      });
       await ended;
       const all = Buffer.concat(chunks);
       const sep = all.indexOf(Buffer.alloc(8));
       if (sep < 0) throw new Error(`no response prelude in: ${all.toString()}`);
-      const prelude = JSON.parse(all.subarray(0, sep).toString()) as { statusCode: number; headers: Record<string, string> };
+      const prelude = JSON.parse(all.subarray(0, sep).toString()) as {
+        statusCode: number;
+        headers: Record<string, string>;
+      };
       return { statusCode: prelude.statusCode, headers: prelude.headers, body: all.subarray(sep + 8).toString() };
     },
   };

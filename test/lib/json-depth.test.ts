@@ -23,8 +23,20 @@ describe('findTooDeep', () => {
 
 describe('the envelope encoder', () => {
   const envelope = (body: Record<string, unknown>): Envelope => ({
-    id: 'r', account: 'a', tenant: 't', tier: 'realtime', model: 'm', liteTopic: 'l', operation: 'chat.completions', body,
-    mode: 'sync', enqueuedAt: 0, deadline: 1, tokenEstimate: 1, charged: [], paceFactor: 1,
+    id: 'r',
+    account: 'a',
+    tenant: 't',
+    tier: 'realtime',
+    model: 'm',
+    liteTopic: 'l',
+    operation: 'chat.completions',
+    body,
+    mode: 'sync',
+    enqueuedAt: 0,
+    deadline: 1,
+    tokenEstimate: 1,
+    charged: [],
+    paceFactor: 1,
   });
 
   it('refuses a body deeper than it carries with a named error, not a stack overflow', () => {

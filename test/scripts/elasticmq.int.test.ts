@@ -30,7 +30,12 @@ describe(`ElasticMQ ${mq.version}`, () => {
       }),
     );
     const got = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 2,
+        MessageAttributeNames: ['All'],
+      }),
     );
     expect(got.Messages).toHaveLength(1);
     const message = got.Messages![0]!;

@@ -1,8 +1,4 @@
-import {
-  ConsumeResult,
-  ConsumeResultSuspend,
-  type MessageView,
-} from 'rocketmq-client-nodejs';
+import { ConsumeResult, ConsumeResultSuspend, type MessageView } from 'rocketmq-client-nodejs';
 import { describe, expect, it } from 'vitest';
 import { PROXY_CONSUMER_SETTINGS } from '../../infra/rocketmq/proxy-conf.js';
 import { pause, until, useRocketMQ } from '../support/rocketmq.ts';
@@ -108,7 +104,9 @@ describe(`RocketMQ ${mq.version} non-orderly wildcard LiteTopic group`, () => {
     const at = (body: string, nth = 0) => events.filter((e) => e.body === body)[nth]!.at - suspendedAt;
     expect(at('h0'), 'another LiteTopic is served during the pause').toBeLessThan(PAUSE_MS - 100);
     expect(at('h0'), 'before the paused one comes back').toBeLessThan(at('p1', 1));
-    expect(at('p-late'), 'a later message of the paused LiteTopic waits for the pause').toBeGreaterThanOrEqual(PAUSE_MS - 100);
+    expect(at('p-late'), 'a later message of the paused LiteTopic waits for the pause').toBeGreaterThanOrEqual(
+      PAUSE_MS - 100,
+    );
     expect(at('p1', 1), 'the suspended message comes back after the pause').toBeGreaterThanOrEqual(PAUSE_MS - 100);
     // p0 was acked before p1's offset and stays done; the rest of p1's received batch
     // (p0..p{RECEIVE_BATCH-1}) was handled and acked during the pause and is delivered
@@ -116,10 +114,16 @@ describe(`RocketMQ ${mq.version} non-orderly wildcard LiteTopic group`, () => {
     const count = (body: string) => events.filter((e) => e.body === body).length;
     const expected = [0, 1, 2, 3, 4].map((i) => (i > 0 && i < RECEIVE_BATCH ? 2 : 1));
     expect(['p0', 'p1', 'p2', 'p3', 'p4', 'p-late'].map(count)).toEqual([...expected, 1]);
-    expect(events.filter((e) => e.body !== 'h0' && e.at - suspendedAt >= PAUSE_MS - 100).map((e) => e.body)).toEqual(['p1', 'p2', 'p3', 'p4', 'p-late']);
+    expect(events.filter((e) => e.body !== 'h0' && e.at - suspendedAt >= PAUSE_MS - 100).map((e) => e.body)).toEqual([
+      'p1',
+      'p2',
+      'p3',
+      'p4',
+      'p-late',
+    ]);
   });
 
-  it('a message still being handled when a sibling\'s Suspend ends is delivered again at the same time', async () => {
+  it("a message still being handled when a sibling's Suspend ends is delivered again at the same time", async () => {
     const { topic, group } = await freshTopicAndGroup(false);
     const p = await producer(topic);
     for (let i = 0; i < 4; i++) await send(p, topic, 'lt', `m${i}`);
@@ -134,7 +138,11 @@ describe(`RocketMQ ${mq.version} non-orderly wildcard LiteTopic group`, () => {
       run.end = Date.now();
       return ConsumeResult.SUCCESS;
     });
-    await until('m2 handled twice', () => runs.filter((r) => r.body === 'm2' && r.end !== undefined).length >= 2, 30_000);
+    await until(
+      'm2 handled twice',
+      () => runs.filter((r) => r.body === 'm2' && r.end !== undefined).length >= 2,
+      30_000,
+    );
     const [a, b] = runs.filter((r) => r.body === 'm2');
     // Observed: the second delivery of m2 came ~0.6 s after the first, which ran 3 s.
     expect(b!.start, 'the second run starts before the first has finished').toBeLessThan(a!.end!);
@@ -184,7 +192,10 @@ describe(`RocketMQ ${mq.version} non-orderly wildcard LiteTopic group`, () => {
     await until('the second delivery in the one-attempt group', () => single.length >= 2, 30_000);
     // Give the one-attempt group's third delivery ample time (a Suspend of 200 ms).
     await pause(8_000);
-    expect(roomy.map((d) => d.attempt), 'as in a FIFO group: 2 after the first Suspend, and it stays').toEqual([1, 2, 2, 2, 2, 2]);
+    expect(
+      roomy.map((d) => d.attempt),
+      'as in a FIFO group: 2 after the first Suspend, and it stays',
+    ).toEqual([1, 2, 2, 2, 2, 2]);
     for (let i = 1; i < roomy.length; i++) expect(roomy[i]!.at - roomy[i - 1]!.at).toBeGreaterThanOrEqual(150);
     // Observed: with retryMaxTimes 0 the message came back once (attempt still 1) and
     // never after its second Suspend. Groups Sluice creates allow 5 or 16.

@@ -1,7 +1,4 @@
-import {
-  ConsumeResult,
-  ConsumeResultSuspend,
-} from 'rocketmq-client-nodejs';
+import { ConsumeResult, ConsumeResultSuspend } from 'rocketmq-client-nodejs';
 import { describe, expect, it } from 'vitest';
 import { until, useRocketMQ } from '../support/rocketmq.ts';
 

@@ -24,7 +24,11 @@ function client(opts: { base64?: boolean; autoPipeline?: boolean; token?: string
   });
 }
 
-async function raw(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+async function raw(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, ...headers },
@@ -128,7 +132,10 @@ describe('wire format', () => {
   it('answers single commands with {result} and Redis errors with 400 {error}', async () => {
     const k = `t:${uid()}`;
     expect(await raw('/', ['set', k, 'v'])).toEqual({ status: 200, body: { result: 'OK' } });
-    expect(await raw('/', ['incr', k])).toEqual({ status: 400, body: { error: 'ERR value is not an integer or out of range' } });
+    expect(await raw('/', ['incr', k])).toEqual({
+      status: 400,
+      body: { error: 'ERR value is not an integer or out of range' },
+    });
     expect(await raw('/', ['get', `${k}:none`])).toEqual({ status: 200, body: { result: null } });
   });
 
@@ -137,7 +144,20 @@ describe('wire format', () => {
     const b64 = { 'upstash-encoding': 'base64' };
     expect((await raw('/', ['set', k, 'v'], b64)).body).toEqual({ result: 'T0s=' });
     expect((await raw('/', ['get', k], b64)).body).toEqual({ result: Buffer.from('v').toString('base64') });
-    expect((await raw('/pipeline', [['incr', `${k}:n`], ['get', 'none'], ['incr', k], ['echo', 'é']], b64)).body).toEqual([
+    expect(
+      (
+        await raw(
+          '/pipeline',
+          [
+            ['incr', `${k}:n`],
+            ['get', 'none'],
+            ['incr', k],
+            ['echo', 'é'],
+          ],
+          b64,
+        )
+      ).body,
+    ).toEqual([
       { result: 1 },
       { result: null },
       { error: 'ERR value is not an integer or out of range' },
@@ -147,13 +167,17 @@ describe('wire format', () => {
 
   it('converts JSON numbers, booleans and null arguments to strings', async () => {
     const k = `t:${uid()}`;
-    expect((await raw('/pipeline', [['set', k, 12.5], ['get', k], ['set', k, true], ['get', k], ['echo', null]])).body).toEqual([
-      { result: 'OK' },
-      { result: '12.5' },
-      { result: 'OK' },
-      { result: 'true' },
-      { result: 'null' },
-    ]);
+    expect(
+      (
+        await raw('/pipeline', [
+          ['set', k, 12.5],
+          ['get', k],
+          ['set', k, true],
+          ['get', k],
+          ['echo', null],
+        ])
+      ).body,
+    ).toEqual([{ result: 'OK' }, { result: '12.5' }, { result: 'OK' }, { result: 'true' }, { result: 'null' }]);
   });
 
   it('answers an aborted transaction with a non-2xx {error} and executes none of it', async () => {
@@ -171,7 +195,13 @@ describe('wire format', () => {
   });
 
   it('refuses blocking and connection-state commands instead of stalling the shared connection', async () => {
-    for (const cmd of [['blpop', 'x', '0'], ['multi'], ['subscribe', 'c'], ['select', '1'], ['xread', 'BLOCK', '0', 'STREAMS', 's', '$']]) {
+    for (const cmd of [
+      ['blpop', 'x', '0'],
+      ['multi'],
+      ['subscribe', 'c'],
+      ['select', '1'],
+      ['xread', 'BLOCK', '0', 'STREAMS', 's', '$'],
+    ]) {
       const res = await raw('/', cmd);
       expect(res.status, cmd.join(' ')).toBe(400);
       expect(res.body.error).toMatch(/not available/);
@@ -223,7 +253,13 @@ describe('@upstash/ratelimit against the local server', () => {
   const assertAnswered = (r: { reason?: string }) => expect(r.reason).toBeUndefined();
 
   it('fixedWindow allows the limit, then denies', async () => {
-    const rl = new Ratelimit({ redis, limiter: Ratelimit.fixedWindow(5, '10 s'), prefix: `rl:${uid()}`, analytics: false, ephemeralCache: false });
+    const rl = new Ratelimit({
+      redis,
+      limiter: Ratelimit.fixedWindow(5, '10 s'),
+      prefix: `rl:${uid()}`,
+      analytics: false,
+      ephemeralCache: false,
+    });
     const results = [];
     for (let i = 0; i < 7; i++) results.push(await rl.limit('user'));
     results.forEach(assertAnswered);
@@ -235,7 +271,13 @@ describe('@upstash/ratelimit against the local server', () => {
   });
 
   it('slidingWindow allows the limit, then denies', async () => {
-    const rl = new Ratelimit({ redis, limiter: Ratelimit.slidingWindow(3, '10 s'), prefix: `rl:${uid()}`, analytics: false, ephemeralCache: false });
+    const rl = new Ratelimit({
+      redis,
+      limiter: Ratelimit.slidingWindow(3, '10 s'),
+      prefix: `rl:${uid()}`,
+      analytics: false,
+      ephemeralCache: false,
+    });
     const results = [];
     for (let i = 0; i < 5; i++) results.push(await rl.limit('user'));
     results.forEach(assertAnswered);
@@ -243,7 +285,13 @@ describe('@upstash/ratelimit against the local server', () => {
   });
 
   it('tokenBucket spends the burst, denies, then refills', async () => {
-    const rl = new Ratelimit({ redis, limiter: Ratelimit.tokenBucket(1, '1 s', 3), prefix: `rl:${uid()}`, analytics: false, ephemeralCache: false });
+    const rl = new Ratelimit({
+      redis,
+      limiter: Ratelimit.tokenBucket(1, '1 s', 3),
+      prefix: `rl:${uid()}`,
+      analytics: false,
+      ephemeralCache: false,
+    });
     const results = [];
     for (let i = 0; i < 4; i++) results.push(await rl.limit('user'));
     results.forEach(assertAnswered);
@@ -253,13 +301,25 @@ describe('@upstash/ratelimit against the local server', () => {
   });
 
   it('charges a rate > 1 and refuses what does not fit', async () => {
-    const rl = new Ratelimit({ redis, limiter: Ratelimit.fixedWindow(10, '10 s'), prefix: `rl:${uid()}`, analytics: false, ephemeralCache: false });
+    const rl = new Ratelimit({
+      redis,
+      limiter: Ratelimit.fixedWindow(10, '10 s'),
+      prefix: `rl:${uid()}`,
+      analytics: false,
+      ephemeralCache: false,
+    });
     expect((await rl.limit('u', { rate: 6 })).success).toBe(true);
     expect((await rl.limit('u', { rate: 6 })).success).toBe(false);
   });
 
   it('is unaffected by concurrency: exactly the limit passes out of many parallel calls', async () => {
-    const rl = new Ratelimit({ redis, limiter: Ratelimit.fixedWindow(20, '30 s'), prefix: `rl:${uid()}`, analytics: false, ephemeralCache: false });
+    const rl = new Ratelimit({
+      redis,
+      limiter: Ratelimit.fixedWindow(20, '30 s'),
+      prefix: `rl:${uid()}`,
+      analytics: false,
+      ephemeralCache: false,
+    });
     const results = await Promise.all(Array.from({ length: 60 }, () => rl.limit('burst')));
     results.forEach(assertAnswered);
     expect(results.filter((r) => r.success)).toHaveLength(20);
@@ -270,7 +330,13 @@ describe('Redis going away', () => {
   const server = attachRedisServer(inject('redisPort'), inject('redisDir'));
   afterAll(async () => {
     // Leave Redis up for the files that run after this one.
-    if (!(await raw('/', ['ping']).then((r) => r.status === 200, () => false))) await server.start();
+    if (
+      !(await raw('/', ['ping']).then(
+        (r) => r.status === 200,
+        () => false,
+      ))
+    )
+      await server.start();
   });
 
   it('answers 503 {error} while Redis is down and recovers by itself when it returns', async () => {

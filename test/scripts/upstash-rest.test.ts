@@ -14,12 +14,21 @@ describe('stripUpstashShebang', () => {
   });
 
   it('keeps the flags stock Redis knows', () => {
-    expect(stripUpstashShebang('#!lua flags=no-writes,allow-key-locking\nreturn 1')).toBe('#!lua flags=no-writes\nreturn 1');
-    expect(stripUpstashShebang('#!lua name=lib flags=allow-key-locking,allow-stale\nx')).toBe('#!lua name=lib flags=allow-stale\nx');
+    expect(stripUpstashShebang('#!lua flags=no-writes,allow-key-locking\nreturn 1')).toBe(
+      '#!lua flags=no-writes\nreturn 1',
+    );
+    expect(stripUpstashShebang('#!lua name=lib flags=allow-key-locking,allow-stale\nx')).toBe(
+      '#!lua name=lib flags=allow-stale\nx',
+    );
   });
 
   it('leaves every other script untouched', () => {
-    for (const s of ['return 1', '#!lua flags=no-writes\nreturn 1', '#!lua\nreturn 1', '-- #!lua flags=allow-key-locking\nreturn 1']) {
+    for (const s of [
+      'return 1',
+      '#!lua flags=no-writes\nreturn 1',
+      '#!lua\nreturn 1',
+      '-- #!lua flags=allow-key-locking\nreturn 1',
+    ]) {
       expect(stripUpstashShebang(s)).toBe(s);
     }
   });

@@ -22,7 +22,10 @@ const log = (message: string) => process.stderr.write(`[chromium.setup] ${messag
 
 function run(command: string, args: readonly string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
     const relay = (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) log(`  ${line}`);
     };
@@ -35,7 +38,9 @@ function run(command: string, args: readonly string[]): Promise<number> {
 
 export async function ensureChromiumInstalled(): Promise<void> {
   if (existsSync(CHROMIUM_PATH)) return;
-  log(`${CHROMIUM_PATH} is missing; installing Debian's chromium (apt-get update && apt-get install -y chromium), this takes a minute or two`);
+  log(
+    `${CHROMIUM_PATH} is missing; installing Debian's chromium (apt-get update && apt-get install -y chromium), this takes a minute or two`,
+  );
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const sudo = root ? [] : ['sudo', '-n'];
   const lockWait = ['-o', 'DPkg::Lock::Timeout=300'];

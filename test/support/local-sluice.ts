@@ -25,7 +25,14 @@ export function testPolicy(gpuBaseUrl: string, overrides: Partial<PolicyInput> =
 }
 
 /** A fast simulated GPU so tests spend milliseconds per request, not seconds. */
-export const fastGpu = { models: ['m'], slots: 4, baseTokenMs: 1, prefillMsPerKToken: 1, minOutputTokens: 4, maxOutputTokens: 12 };
+export const fastGpu = {
+  models: ['m'],
+  slots: 4,
+  baseTokenMs: 1,
+  prefillMsPerKToken: 1,
+  minOutputTokens: 4,
+  maxOutputTokens: 12,
+};
 
 export function startTestSluice(options: Partial<LocalSluiceOptions> & { overrides?: Partial<PolicyInput> } = {}) {
   return startLocalSluice({
@@ -40,7 +47,11 @@ export function startTestSluice(options: Partial<LocalSluiceOptions> & { overrid
   });
 }
 
-export function chat(key: string | undefined, body: unknown = { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, headers: Record<string, string> = {}): RequestInit {
+export function chat(
+  key: string | undefined,
+  body: unknown = { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+  headers: Record<string, string> = {},
+): RequestInit {
   return {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },

@@ -36,13 +36,20 @@ function strip(value: unknown): unknown {
   for (const [k, v] of Object.entries(value)) {
     if (PROSE.has(k) || k.startsWith('x-')) continue;
     // The keys of `properties` are field names (a field may well be called "description").
-    out[k] = k === 'properties' && v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([f, s]) => [f, strip(s)])) : strip(v);
+    out[k] =
+      k === 'properties' && v !== null && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([f, s]) => [f, strip(s)]))
+        : strip(v);
   }
   return out;
 }
 
 function main(path: string, commit: string) {
-  const doc = parse(readFileSync(path, 'utf8')) as { openapi: string; info: { version: string }; components: { schemas: Record<string, unknown> } };
+  const doc = parse(readFileSync(path, 'utf8')) as {
+    openapi: string;
+    info: { version: string };
+    components: { schemas: Record<string, unknown> };
+  };
   const all = doc.components.schemas;
   const picked = new Map<string, unknown>();
   const visit = (value: unknown): void => {
@@ -72,8 +79,12 @@ function main(path: string, commit: string) {
     },
     schemas,
   };
-  writeFileSync(new URL('../fixtures/openai-openapi/components.json', import.meta.url), `${JSON.stringify(fixture, null, 1)}\n`);
+  writeFileSync(
+    new URL('../fixtures/openai-openapi/components.json', import.meta.url),
+    `${JSON.stringify(fixture, null, 1)}\n`,
+  );
   console.log(`${picked.size} schemas`);
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) main(process.argv[2]!, process.argv[3]!);
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!))
+  main(process.argv[2]!, process.argv[3]!);

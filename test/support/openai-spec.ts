@@ -13,7 +13,9 @@ interface Fixture {
   readonly schemas: Record<string, unknown>;
 }
 
-export const fixture = JSON.parse(readFileSync(new URL('../fixtures/openai-openapi/components.json', import.meta.url), 'utf8')) as Fixture;
+export const fixture = JSON.parse(
+  readFileSync(new URL('../fixtures/openai-openapi/components.json', import.meta.url), 'utf8'),
+) as Fixture;
 
 /**
  * `nullable` honoured, `#/components/schemas/X` pointed at `#/$defs/X`, and the one
@@ -38,7 +40,9 @@ export function toJsonSchema(value: unknown, self: string): unknown {
 
 // Formats ("unixtime", "int64"...) are the document's own labels, not JSON Schema formats.
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-const defs = Object.fromEntries(Object.entries(fixture.schemas).map(([name, schema]) => [name, toJsonSchema(schema, name)]));
+const defs = Object.fromEntries(
+  Object.entries(fixture.schemas).map(([name, schema]) => [name, toJsonSchema(schema, name)]),
+);
 ajv.addSchema({ $id: 'openai', $defs: defs });
 
 const compiled = new Map<string, ValidateFunction>();
@@ -55,5 +59,7 @@ export function validator(name: string): ValidateFunction {
 export function violations(name: string, value: unknown): string[] {
   const v = validator(name);
   if (v(value)) return [];
-  return (v.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '/'} ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`);
+  return (v.errors ?? []).map(
+    (e: ErrorObject) => `${e.instancePath || '/'} ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`,
+  );
 }

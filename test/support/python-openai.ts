@@ -22,7 +22,8 @@ function hasOpenAi(python: string): boolean {
 export function pythonWithOpenAi(): string {
   if (hasOpenAi('python3')) return 'python3';
   if (existsSync(venvPython) && hasOpenAi(venvPython)) return venvPython;
-  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+  const run = (cmd: string, args: string[]) =>
+    execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
   try {
     run('python3', ['-m', 'venv', VENV]);
     run(venvPython, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', 'openai']);

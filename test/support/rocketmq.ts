@@ -5,7 +5,13 @@
  * each test.
  */
 import { randomUUID } from 'node:crypto';
-import { LitePushConsumerBuilder, Producer, type ConsumeResult, type LitePushConsumer, type MessageView } from 'rocketmq-client-nodejs';
+import {
+  LitePushConsumerBuilder,
+  Producer,
+  type ConsumeResult,
+  type LitePushConsumer,
+  type MessageView,
+} from 'rocketmq-client-nodejs';
 import { afterEach, inject } from 'vitest';
 import { systemClock } from '../../functions/runtime/system-clock.js';
 import { RocketMQLiteQueue, type RocketMQLiteQueueOptions } from '../../lib/queue/rocketmq/index.js';
@@ -27,7 +33,13 @@ export async function until(what: string, check: () => boolean, timeoutMs = 60_0
  * Sends until the broker takes it: after a broker restart, sends fail until the proxy
  * sees the broker again (the edge would spill them). Resolves when the send did.
  */
-export async function sendOnceBack(queue: { send(liteTopic: string, body: string): Promise<unknown> }, liteTopic: string, body: string, timeoutMs: number, everyMs: number): Promise<void> {
+export async function sendOnceBack(
+  queue: { send(liteTopic: string, body: string): Promise<unknown> },
+  liteTopic: string,
+  body: string,
+  timeoutMs: number,
+  everyMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -49,7 +61,10 @@ export function useRocketMQ() {
     for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
   });
 
-  async function freshTopicAndGroup(prefix: string, group: Partial<WildcardGroupOptions>): Promise<{ topic: string; group: string }> {
+  async function freshTopicAndGroup(
+    prefix: string,
+    group: Partial<WildcardGroupOptions>,
+  ): Promise<{ topic: string; group: string }> {
     const id = randomUUID().slice(0, 8);
     const names = { topic: `${prefix}-${id}`, group: `${prefix}-g-${id}` };
     await control.createLiteTopic(names.topic);
@@ -66,7 +81,11 @@ export function useRocketMQ() {
     },
     freshTopicAndGroup,
     /** The adapter on a fresh topic and group. */
-    async freshQueue(prefix: string, group: Partial<WildcardGroupOptions>, extra: Partial<RocketMQLiteQueueOptions> = {}) {
+    async freshQueue(
+      prefix: string,
+      group: Partial<WildcardGroupOptions>,
+      extra: Partial<RocketMQLiteQueueOptions> = {},
+    ) {
       const { topic, group: consumerGroup } = await freshTopicAndGroup(prefix, group);
       const queue = new RocketMQLiteQueue({
         endpoints: mq.endpoints,
@@ -86,7 +105,11 @@ export function useRocketMQ() {
       closers.push(() => p.shutdown());
       return p;
     },
-    async consumer(topic: string, group: string, consume: (m: MessageView) => Promise<ConsumeResult>): Promise<LitePushConsumer> {
+    async consumer(
+      topic: string,
+      group: string,
+      consume: (m: MessageView) => Promise<ConsumeResult>,
+    ): Promise<LitePushConsumer> {
       const c = await new LitePushConsumerBuilder()
         .setClientConfiguration({ endpoints: mq.endpoints, namespace: '' })
         .setConsumerGroup(group)

@@ -12,7 +12,12 @@ export const bearerAuth = (policy: () => Policy) => {
     const header = c.req.header('authorization') ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
-      throw new ApiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'.", 'invalid_request_error', 'missing_api_key');
+      throw new ApiError(
+        401,
+        "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'.",
+        'invalid_request_error',
+        'missing_api_key',
+      );
     }
     const current = policy();
     let index = indexes.get(current);

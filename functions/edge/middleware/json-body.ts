@@ -11,7 +11,12 @@ export const DEFAULT_MAX_BODY_DEPTH = 64;
 export const requireJson = createMiddleware(async (c, next) => {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
-    throw new ApiError(415, `Content-Type must be application/json, got "${type || 'nothing'}".`, 'invalid_request_error', 'unsupported_media_type');
+    throw new ApiError(
+      415,
+      `Content-Type must be application/json, got "${type || 'nothing'}".`,
+      'invalid_request_error',
+      'unsupported_media_type',
+    );
   }
   await next();
 });
@@ -21,7 +26,12 @@ export const limitBody = (maxBytes: number) =>
   bodyLimit({
     maxSize: maxBytes,
     onError: () => {
-      throw new ApiError(413, `Request body is larger than ${maxBytes} bytes.`, 'invalid_request_error', 'request_too_large');
+      throw new ApiError(
+        413,
+        `Request body is larger than ${maxBytes} bytes.`,
+        'invalid_request_error',
+        'request_too_large',
+      );
     },
   });
 
@@ -35,7 +45,12 @@ export async function readJsonBody(c: Context, maxDepth: number): Promise<unknow
     raw = await c.req.json();
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    throw new ApiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
+    throw new ApiError(
+      400,
+      'We could not parse the JSON body of your request.',
+      'invalid_request_error',
+      'invalid_json',
+    );
   }
   const tooDeep = findTooDeep(raw, maxDepth);
   if (tooDeep) {

@@ -9,7 +9,14 @@ import { createMiddleware } from 'hono/factory';
 import { z } from 'zod';
 import type { Clock } from '../../../lib/clock/clock.js';
 import type { PolicyAdmin } from '../../../lib/policy/admin.js';
-import { addReservation, cancelReservation, PolicyEditError, setLimits, setPaused, type LimitsTarget } from '../../../lib/policy/edit.js';
+import {
+  addReservation,
+  cancelReservation,
+  PolicyEditError,
+  setLimits,
+  setPaused,
+  type LimitsTarget,
+} from '../../../lib/policy/edit.js';
 import { hashApiKey, resolveLimits } from '../../../lib/policy/resolve.js';
 import { own } from '../../../lib/policy/lookup.js';
 import { Limits } from '../../../lib/policy/schema.js';
@@ -52,7 +59,13 @@ async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new ApiError(400, `Invalid request: '${issue.path.join('.')}' ${issue.message}.`, 'invalid_request_error', 'invalid_value', issue.path.join('.') || null);
+    throw new ApiError(
+      400,
+      `Invalid request: '${issue.path.join('.')}' ${issue.message}.`,
+      'invalid_request_error',
+      'invalid_value',
+      issue.path.join('.') || null,
+    );
   }
   return parsed.data;
 }
@@ -76,10 +89,18 @@ export function adminRoutes(deps: AdminDeps): Hono {
     const policy = deps.policy.current();
     const accountId = c.req.query('account');
     const model = c.req.query('model');
-    if (!accountId || !model) throw new ApiError(400, "Give both 'account' and 'model' query parameters.", 'invalid_request_error', 'invalid_value');
+    if (!accountId || !model)
+      throw new ApiError(
+        400,
+        "Give both 'account' and 'model' query parameters.",
+        'invalid_request_error',
+        'invalid_value',
+      );
     const account = own(policy.accounts, accountId);
-    if (!account) throw new ApiError(404, `unknown account "${accountId}"`, 'invalid_request_error', 'not_found', 'account');
-    if (!own(policy.models, model)) throw new ApiError(404, `unknown model "${model}"`, 'invalid_request_error', 'not_found', 'model');
+    if (!account)
+      throw new ApiError(404, `unknown account "${accountId}"`, 'invalid_request_error', 'not_found', 'account');
+    if (!own(policy.models, model))
+      throw new ApiError(404, `unknown model "${model}"`, 'invalid_request_error', 'not_found', 'model');
     return c.json({ account: accountId, model, ...resolveLimits(policy, account, model) });
   });
 
@@ -94,7 +115,10 @@ export function adminRoutes(deps: AdminDeps): Hono {
     const booking = await jsonBody(c, z.record(z.string(), z.unknown()));
     const withId = { id: `rsv-${deps.newId().slice(-12)}`, ...booking };
     await apply((raw) => addReservation(raw, withId, deps.clock.now()));
-    return c.json(deps.policy.current().reservations.find((r) => r.id === withId.id), 201);
+    return c.json(
+      deps.policy.current().reservations.find((r) => r.id === withId.id),
+      201,
+    );
   });
   app.delete('/reservations/:id', async (c) => {
     await apply((raw) => cancelReservation(raw, c.req.param('id')));
@@ -105,7 +129,9 @@ export function adminRoutes(deps: AdminDeps): Hono {
     for (const action of ['pause', 'resume'] as const) {
       app.post(`/${kind}/:id/${action}`, async (c) => {
         const id = c.req.param('id');
-        await apply((raw) => setPaused(raw, kind === 'tenants' ? { tenant: id } : { account: id }, action === 'pause', deps.clock.now()));
+        await apply((raw) =>
+          setPaused(raw, kind === 'tenants' ? { tenant: id } : { account: id }, action === 'pause', deps.clock.now()),
+        );
         return c.json({ [kind === 'tenants' ? 'tenant' : 'account']: id, paused: action === 'pause' });
       });
     }

@@ -4,7 +4,13 @@
  */
 import { Hono, type Context } from 'hono';
 import { stream, streamSSE } from 'hono/streaming';
-import { encodeEnvelope, MAX_ENVELOPE_BODY_DEPTH, type Envelope, type Operation, type ReplyMode } from '../../../lib/envelope.js';
+import {
+  encodeEnvelope,
+  MAX_ENVELOPE_BODY_DEPTH,
+  type Envelope,
+  type Operation,
+  type ReplyMode,
+} from '../../../lib/envelope.js';
 import { admit } from '../../../lib/admission/admit.js';
 import { rateLimitHeaders } from '../../../lib/admission/headers.js';
 import { own } from '../../../lib/policy/lookup.js';
@@ -50,19 +56,37 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     const account = c.get('account');
     const tier = own(policy.tiers, account.account.tier)!;
     const tokenEstimate = estimateTokens(operation, body, model.defaultMaxTokens);
-    const admission = await admit(deps.store, policy, { account, model: body.model, tokenEstimate, now: deps.clock.now() });
+    const admission = await admit(deps.store, policy, {
+      account,
+      model: body.model,
+      tokenEstimate,
+      now: deps.clock.now(),
+    });
     for (const [k, v] of Object.entries(rateLimitHeaders(admission.windows))) c.header(k, v);
 
-    const who = { account: account.id, tenant: account.account.tenant, tier: account.account.tier, model: body.model, id: c.get('requestId') };
+    const who = {
+      account: account.id,
+      tenant: account.account.tenant,
+      tier: account.account.tier,
+      model: body.model,
+      id: c.get('requestId'),
+    };
     if (admission.outcome === 'reject') {
       deps.onAdmission?.({ ...who, outcome: 'rejected', reason: admission.reason, windows: admission.windows });
       if (admission.reason === 'request-too-large') {
         throw new ApiError(400, admission.message, 'invalid_request_error', 'request_too_large_for_limit');
       }
-      throw new ApiError(429, admission.message, admission.reason.endsWith('tokens') ? 'tokens' : 'requests', 'rate_limit_exceeded', null, {
-        'retry-after': String(Math.max(1, Math.ceil(admission.retryAfterMs / 1000))),
-        'x-sluice-reason': admission.reason,
-      });
+      throw new ApiError(
+        429,
+        admission.message,
+        admission.reason.endsWith('tokens') ? 'tokens' : 'requests',
+        'rate_limit_exceeded',
+        null,
+        {
+          'retry-after': String(Math.max(1, Math.ceil(admission.retryAfterMs / 1000))),
+          'x-sluice-reason': admission.reason,
+        },
+      );
     }
     if (admission.warning) c.header('x-sluice-warning', admission.warning);
     if (admission.degraded) c.header('x-sluice-degraded', admission.degraded);
@@ -72,7 +96,15 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       : /\brespond-async\b/i.test(c.req.header('prefer') ?? '') || tier.replyMode === 'async'
         ? 'async'
         : 'sync';
-    deps.onAdmission?.({ ...who, outcome: 'admitted', mode, warning: admission.warning, degraded: admission.degraded, liteTopic: admission.liteTopic, windows: admission.windows });
+    deps.onAdmission?.({
+      ...who,
+      outcome: 'admitted',
+      mode,
+      warning: admission.warning,
+      degraded: admission.degraded,
+      liteTopic: admission.liteTopic,
+      windows: admission.windows,
+    });
     const now = deps.clock.now();
     const envelope: Envelope = {
       id: c.get('requestId'),
@@ -97,7 +129,10 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     if (mode === 'async') {
       c.header('preference-applied', 'respond-async');
       c.header('location', statusUrl(envelope.id));
-      return c.json({ id: envelope.id, object: 'sluice.request', status: 'queued', status_url: statusUrl(envelope.id) }, 202);
+      return c.json(
+        { id: envelope.id, object: 'sluice.request', status: 'queued', status_url: statusUrl(envelope.id) },
+        202,
+      );
     }
     const waitMs = Math.min(envelope.deadline - now + upstreamTimeoutMs, maxSyncWaitMs);
     if (mode === 'stream') return relayStream(c, envelope, waitMs);
@@ -119,7 +154,9 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     return stream(c, async (out) => {
       let body: unknown;
       try {
-        const result = await awaitKeepingAlive(deps.clock, pending, keepaliveMs, () => out.write(JSON_KEEPALIVE).then(() => {}));
+        const result = await awaitKeepingAlive(deps.clock, pending, keepaliveMs, () =>
+          out.write(JSON_KEEPALIVE).then(() => {}),
+        );
         body = result ? result.body : stillRunning(c, id).body();
       } catch (error) {
         deps.log.warn({ id, err: String(error) }, 'sync wait failed after keepalive');
@@ -135,10 +172,23 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const param = issue.path.join('.') || null;
-      throw new ApiError(400, `Invalid request: ${param ? `'${param}' ` : ''}${issue.message}.`, 'invalid_request_error', 'invalid_value', param);
+      throw new ApiError(
+        400,
+        `Invalid request: ${param ? `'${param}' ` : ''}${issue.message}.`,
+        'invalid_request_error',
+        'invalid_value',
+        param,
+      );
     }
     const crossField = crossFieldIssue(operation, parsed.data);
-    if (crossField) throw new ApiError(400, `Invalid request: ${crossField.message}.`, 'invalid_request_error', 'invalid_value', crossField.param);
+    if (crossField)
+      throw new ApiError(
+        400,
+        `Invalid request: ${crossField.message}.`,
+        'invalid_request_error',
+        'invalid_value',
+        crossField.param,
+      );
     return parsed.data;
   }
 
@@ -152,7 +202,14 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     }
     // Not queued anywhere: give back the reservoir place (the window charge stays, as for any failed call).
     await deps.store.leaveReservoir(envelope.reservoirKey!);
-    throw new ApiError(503, 'The request queue is unavailable right now. Please retry.', 'server_error', 'queue_unavailable', null, { 'retry-after': '1' });
+    throw new ApiError(
+      503,
+      'The request queue is unavailable right now. Please retry.',
+      'server_error',
+      'queue_unavailable',
+      null,
+      { 'retry-after': '1' },
+    );
   }
 
   function waitSignal(c: Context<Env>): AbortSignal {
@@ -160,13 +217,23 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   }
 
   function shuttingDown(message: string): ApiError {
-    return new ApiError(503, message, 'server_error', 'shutting_down', null, { 'retry-after': '1', connection: 'close' });
+    return new ApiError(503, message, 'server_error', 'shutting_down', null, {
+      'retry-after': '1',
+      connection: 'close',
+    });
   }
 
   function stillRunning(c: Context<Env>, id: string): ApiError {
     if (deps.stopWaiting?.aborted) return shuttingDown(`Sluice stopped before request ${id} was answered; retry it.`);
     const url = statusUrl(id);
-    return new ApiError(504, `The request is still waiting or running; read its result later at ${url}.`, 'timeout', 'still_running', null, { location: url });
+    return new ApiError(
+      504,
+      `The request is still waiting or running; read its result later at ${url}.`,
+      'timeout',
+      'still_running',
+      null,
+      { location: url },
+    );
   }
 
   async function relayStream(c: Context<Env>, envelope: Envelope, waitMs: number): Promise<Response> {
@@ -189,12 +256,16 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
         if (event) await sse.writeSSE(event);
         sent++;
       };
-      const next = (p: Promise<IteratorResult<string>>) => awaitKeepingAlive(deps.clock, p, keepaliveMs, () => sse.write(SSE_KEEPALIVE).then(() => {}));
+      const next = (p: Promise<IteratorResult<string>>) =>
+        awaitKeepingAlive(deps.clock, p, keepaliveMs, () => sse.write(SSE_KEEPALIVE).then(() => {}));
       for (let item = await next(firstChunk); !item.done; item = await next(chunks.next())) await write(item.value);
       const result = await deps.results.get(envelope.id);
-      if (result && result.status !== 'completed' && result.status !== 'queued') await sse.writeSSE({ data: JSON.stringify(result.body) });
-      else if (!result && deps.stopWaiting?.aborted) await sse.writeSSE({ data: JSON.stringify(shuttingDown('Sluice stopped before this stream ended.').body()) });
-      else if (sent === 0 && (!result || result.status === 'queued')) await sse.writeSSE({ data: JSON.stringify(stillRunning(c, envelope.id).body()) });
+      if (result && result.status !== 'completed' && result.status !== 'queued')
+        await sse.writeSSE({ data: JSON.stringify(result.body) });
+      else if (!result && deps.stopWaiting?.aborted)
+        await sse.writeSSE({ data: JSON.stringify(shuttingDown('Sluice stopped before this stream ended.').body()) });
+      else if (sent === 0 && (!result || result.status === 'queued'))
+        await sse.writeSSE({ data: JSON.stringify(stillRunning(c, envelope.id).body()) });
       if (endsWithDone(envelope.operation)) await sse.writeSSE({ data: '[DONE]' });
     });
   }

@@ -61,7 +61,11 @@ export class TierQueue<T> {
   push(w: Waiter<T>): void {
     if (this.tenants.size > FORGET_AFTER) this.forgetIdle();
     let tenant = this.tenants.get(w.key.tenant);
-    if (!tenant) this.tenants.set(w.key.tenant, (tenant = { vt: this.virtualTime, accounts: new Map(), waiting: 0, accountTime: 0 }));
+    if (!tenant)
+      this.tenants.set(
+        w.key.tenant,
+        (tenant = { vt: this.virtualTime, accounts: new Map(), waiting: 0, accountTime: 0 }),
+      );
     if (tenant.waiting === 0) tenant.vt = Math.max(tenant.vt, this.virtualTime);
     let account = tenant.accounts.get(w.key.account);
     if (!account) tenant.accounts.set(w.key.account, (account = { vt: tenant.accountTime, items: [] }));
@@ -96,7 +100,7 @@ export class TierQueue<T> {
         const w = earliest(a);
         if (w === strict) continue;
         const r = rank(w);
-        if (r < bestRank) (best = w), (bestRank = r);
+        if (r < bestRank) ((best = w), (bestRank = r));
       }
     }
     return best;
@@ -151,7 +155,8 @@ export class TierQueue<T> {
 /** A flow's earliest deadline, arrival order breaking ties. */
 function earliest<T>(account: AccountFlow<T>): Waiter<T> {
   let best = account.items[0]!;
-  for (const w of account.items) if (w.deadline < best.deadline || (w.deadline === best.deadline && w.seq < best.seq)) best = w;
+  for (const w of account.items)
+    if (w.deadline < best.deadline || (w.deadline === best.deadline && w.seq < best.seq)) best = w;
   return best;
 }
 

@@ -51,7 +51,10 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
   let gate = byModel.get(key);
   if (gate) return gate;
   const tiers = Object.entries(policy.tiers);
-  const open = gateFromShares(slots, Object.fromEntries(tiers.map(([name, t]) => [name, { share: t.share, lendable: 1 }])));
+  const open = gateFromShares(
+    slots,
+    Object.fromEntries(tiers.map(([name, t]) => [name, { share: t.share, lendable: 1 }])),
+  );
   const weights = new Map(tiers.map(([name, t]) => [name, { reserved: open.tiers[name]!.reserved, weight: t.weight }]));
   const shortCallMs = new Map(tiers.map(([name, t]) => [name, SHORT_CALL_SHARE_OF_WAIT * t.maxQueueWaitMs]));
   const maxWaitMs = new Map(tiers.map(([name, t]) => [name, t.maxQueueWaitMs]));

@@ -64,7 +64,8 @@ export function nextCapacity(
   };
   if (!load) return step(Math.min(state.slots, declaredSlots), 'unreadable');
   // It holds more than it runs: what it runs at once is what it takes.
-  if (load.waiting > s.queueDepthThreshold) return step(Math.min(state.slots - 1, load.running + s.queueDepthThreshold), 'engine-queue', at);
+  if (load.waiting > s.queueDepthThreshold)
+    return step(Math.min(state.slots - 1, load.running + s.queueDepthThreshold), 'engine-queue', at);
   if (load.kvCacheUsage >= s.kvCacheThreshold) return step(Math.min(state.slots, load.running) - 1, 'kv-cache', at);
   // The slots held work back, and the servers run all of them with nothing waiting and room in the cache: try one more.
   const held = full && load.running >= state.slots && load.waiting === 0;
@@ -105,7 +106,9 @@ export function createModelCapacity(deps: ModelCapacityDeps): SlotSource {
 
   async function load(model: string, declared: Model, timeoutMs: number): Promise<EngineLoad | undefined> {
     try {
-      const loads = (await Promise.all(declared.upstreams.map((url) => deps.scrape(url, timeoutMs)))).map(readEngineLoad);
+      const loads = (await Promise.all(declared.upstreams.map((url) => deps.scrape(url, timeoutMs)))).map(
+        readEngineLoad,
+      );
       if (loads.every((l): l is EngineLoad => l !== undefined)) return combineLoads(loads);
       deps.onError?.(model, new Error('a metrics page lacks vllm:num_requests_running or vllm:num_requests_waiting'));
     } catch (error) {
@@ -146,7 +149,18 @@ export function createModelCapacity(deps: ModelCapacityDeps): SlotSource {
       }
       const now = deps.clock.now();
       let t = models.get(model);
-      if (!t) models.set(model, (t = { state: { slots: declared.slots, saturatedAt: -Infinity }, declared, settings: s, askedAt: now, timer: undefined, full: false }));
+      if (!t)
+        models.set(
+          model,
+          (t = {
+            state: { slots: declared.slots, saturatedAt: -Infinity },
+            declared,
+            settings: s,
+            askedAt: now,
+            timer: undefined,
+            full: false,
+          }),
+        );
       t.declared = declared;
       t.settings = s;
       t.askedAt = now;

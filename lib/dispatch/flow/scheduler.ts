@@ -191,7 +191,18 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   function flowsOf(model: string): ModelFlows {
     let m = models.get(model);
     if (m) return m;
-    m = { model, key: slotGateKey(model), tiers: new Map(), size: 0, pumping: false, again: false, inUse: {}, calls: new Map(), sendBackAt: new Map(), cancelKeepalive: undefined };
+    m = {
+      model,
+      key: slotGateKey(model),
+      tiers: new Map(),
+      size: 0,
+      pumping: false,
+      again: false,
+      inUse: {},
+      calls: new Map(),
+      sendBackAt: new Map(),
+      cancelKeepalive: undefined,
+    };
     models.set(model, m);
     const flows = m;
     // One watch per model for the life of the process: models are few, named by the policy.
@@ -224,12 +235,16 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     return maxWait === undefined || deadline - now <= PRESSED_SHARE_OF_WAIT * maxWait;
   }
 
-  function worstWaiter(m: ModelFlows, gate: ModelGate): { q: TierQueue<Entry>; w: Waiter<Entry>; weight: number } | undefined {
+  function worstWaiter(
+    m: ModelFlows,
+    gate: ModelGate,
+  ): { q: TierQueue<Entry>; w: Waiter<Entry>; weight: number } | undefined {
     let worst: { q: TierQueue<Entry>; w: Waiter<Entry>; weight: number } | undefined;
     for (const [name, q] of m.tiers) {
       const weight = weightOf(gate, name);
       for (const w of q.waiters()) {
-        if (!worst || weight < worst.weight || (weight === worst.weight && w.deadline > worst.w.deadline)) worst = { q, w, weight };
+        if (!worst || weight < worst.weight || (weight === worst.weight && w.deadline > worst.w.deadline))
+          worst = { q, w, weight };
       }
     }
     return worst;
@@ -250,7 +265,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     if (perToken !== undefined) {
       let tokens = 0;
       let n = 0;
-      for (const q of m.tiers.values()) for (const w of q.waiters()) (tokens += w.estimate), n++;
+      for (const q of m.tiers.values()) for (const w of q.waiters()) ((tokens += w.estimate), n++);
       const inUse = slotsInUse(m.inUse);
       // Beside other dispatchers the waiters here start at this dispatcher's share of the starts,
       // taken as its share of the calls. That share is read as at least half: a dispatcher just
@@ -326,7 +341,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     const model = own(policy.models, m.model);
     const waitingTiers = [...m.tiers].filter(([, q]) => q.size > 0).map(([name]) => name);
     if (!model) {
-      for (const name of waitingTiers) for (const w of [...m.tiers.get(name)!.waiters()]) settle(m, m.tiers.get(name)!, w, { kind: 'suspend', ms: holdMaxMs });
+      for (const name of waitingTiers)
+        for (const w of [...m.tiers.get(name)!.waiters()])
+          settle(m, m.tiers.get(name)!, w, { kind: 'suspend', ms: holdMaxMs });
       return false;
     }
     const gate = modelGate(policy, m.model, slotsOf(m.model, model));
@@ -347,10 +364,27 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (!w) continue;
       const now = clock.now();
       const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;
-      const lendable = borrowSpec(gate, tier, speed.estimateMs(m.model, w.estimate), active, m.inUse, nthEnd(m.calls.values(), ownReleasesNear(m)) - now);
+      const lendable = borrowSpec(
+        gate,
+        tier,
+        speed.estimateMs(m.model, w.estimate),
+        active,
+        m.inUse,
+        nthEnd(m.calls.values(), ownReleasesNear(m)) - now,
+      );
       const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
-      const decision = await store.acquireSlot({ ...spec, key: m.key, tier, leaseId, leaseMs, reclaimMs, moreWaiting: q.size > 1, asker, deadline: w.deadline });
+      const decision = await store.acquireSlot({
+        ...spec,
+        key: m.key,
+        tier,
+        leaseId,
+        leaseMs,
+        reclaimMs,
+        moreWaiting: q.size > 1,
+        asker,
+        deadline: w.deadline,
+      });
       m.inUse = decision.inUse;
       if (decision.granted) {
         if (take(m, q, w, true)) w.value.settle({ kind: 'granted', grant: grantFor(m, q, w, leaseId) });
@@ -395,14 +429,19 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const gate = model ? modelGate(policy, ask.model, slotsOf(ask.model, model)) : undefined;
       if (gate) {
         const ahead = workAheadMs(m, gate, ask.flow.tier, ask.deadline);
-        if (ahead !== undefined && now + ahead > ask.deadline) return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });
+        if (ahead !== undefined && now + ahead > ask.deadline)
+          return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });
         if (total + paceHold.held() >= room()) {
           const worst = worstWaiter(m, gate);
           const weight = weightOf(gate, ask.flow.tier);
           const outranks =
             worst &&
-            (weight > worst.weight || (weight === worst.weight && pressing(gate, ask.flow.tier, ask.deadline, now) && !pressing(gate, worst.w.key.tier, worst.w.deadline, now)));
-          if (!outranks || !worst) return Promise.resolve({ kind: 'suspend', ms: sendBackMs(m, ask.flow.tier, ask.deadline) });
+            (weight > worst.weight ||
+              (weight === worst.weight &&
+                pressing(gate, ask.flow.tier, ask.deadline, now) &&
+                !pressing(gate, worst.w.key.tier, worst.w.deadline, now)));
+          if (!outranks || !worst)
+            return Promise.resolve({ kind: 'suspend', ms: sendBackMs(m, ask.flow.tier, ask.deadline) });
           settle(m, worst.q, worst.w, { kind: 'suspend', ms: sendBackMs(m, worst.w.key.tier, worst.w.deadline) });
         }
       }
@@ -426,7 +465,12 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         };
         cancel = clock.setTimer(heldUntil - now, () => {
           cancel = undefined;
-          settle(m, queue, w, clock.now() >= ask.deadline ? { kind: 'expired' } : { kind: 'suspend', ms: minSuspendMs });
+          settle(
+            m,
+            queue,
+            w,
+            clock.now() >= ask.deadline ? { kind: 'expired' } : { kind: 'suspend', ms: minSuspendMs },
+          );
         });
         queue.push(w);
         m.size++;

@@ -46,7 +46,9 @@ export function ssmSource(options: SsmSourceOptions): PolicySource {
   const path = options.path.replace(/\/$/, '');
   const provider = new SSMProvider({ awsSdkV3Client: options.client });
   const fetchAll = (forceFetch: boolean) =>
-    provider.getMultiple(path, { recursive: true, maxAge: options.maxAgeSeconds ?? 30, forceFetch }) as Promise<Record<string, string>>;
+    provider.getMultiple(path, { recursive: true, maxAge: options.maxAgeSeconds ?? 30, forceFetch }) as Promise<
+      Record<string, string>
+    >;
 
   return {
     name: `ssm:${path}`,
@@ -70,7 +72,9 @@ export function ssmSource(options: SsmSourceOptions): PolicySource {
       }
       const replaced = existing.filter((name) => name.includes('/'));
       for (let i = 0; i < replaced.length; i += 10) {
-        await options.client.send(new DeleteParametersCommand({ Names: replaced.slice(i, i + 10).map((n) => `${path}/${n}`) }));
+        await options.client.send(
+          new DeleteParametersCommand({ Names: replaced.slice(i, i + 10).map((n) => `${path}/${n}`) }),
+        );
       }
     },
   };

@@ -23,7 +23,8 @@ export function mapSendError(err: unknown, liteTopic: string): Error {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'number') {
     if (QUOTA_CODES.has(code)) return new LiteTopicQuotaError(liteTopic, String(err));
-    if (REQUEST_FAULT_FAMILIES.has(Math.floor(code / 100)) && !TOPIC_TYPE_UNKNOWN.test(String(err))) return err as Error;
+    if (REQUEST_FAULT_FAMILIES.has(Math.floor(code / 100)) && !TOPIC_TYPE_UNKNOWN.test(String(err)))
+      return err as Error;
   }
   if (err instanceof QueueUnavailableError) return err;
   const message = err instanceof Error ? err.message : String(err);

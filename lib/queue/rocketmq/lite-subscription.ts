@@ -40,7 +40,8 @@ interface SubscriptionManager {
 
 function subscriptionManager(consumer: object): SubscriptionManager | undefined {
   const manager = (consumer as { liteSubscriptionManager?: Partial<SubscriptionManager> }).liteSubscriptionManager;
-  if (typeof manager?.syncLiteSubscription !== 'function' || typeof manager.syncAllLiteSubscription !== 'function') return undefined;
+  if (typeof manager?.syncLiteSubscription !== 'function' || typeof manager.syncAllLiteSubscription !== 'function')
+    return undefined;
   return manager as SubscriptionManager;
 }
 
@@ -48,7 +49,10 @@ function subscriptionManager(consumer: object): SubscriptionManager | undefined 
  * Wraps the consumer's subscription sync on the instance. Undefined when the client has
  * no such manager (a different version): the caller runs without and says so.
  */
-export function keepLiteSubscription(consumer: object, opts: LiteSubscriptionKeeperOptions): LiteSubscriptionKeeper | undefined {
+export function keepLiteSubscription(
+  consumer: object,
+  opts: LiteSubscriptionKeeperOptions,
+): LiteSubscriptionKeeper | undefined {
   const manager = subscriptionManager(consumer);
   if (!manager) return undefined;
   const firstRetry = opts.retryMs ?? 1_000;

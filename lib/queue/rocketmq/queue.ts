@@ -22,7 +22,12 @@ import { rocketmqClientLogger } from './client-logger.js';
 import { mapSendError } from './errors.js';
 import { FailureCounts } from './failure-counts.js';
 import { Limiter } from './limiter.js';
-import { defaultReceiveWatchdog, observeReceives, ReceiveWatchdog, type ReceiveWatchdogOptions } from './receive-watchdog.js';
+import {
+  defaultReceiveWatchdog,
+  observeReceives,
+  ReceiveWatchdog,
+  type ReceiveWatchdogOptions,
+} from './receive-watchdog.js';
 import { keepLiteSubscription, type LiteSubscriptionKeeper } from './lite-subscription.js';
 import { retryRefusedSettles } from './settle-retry.js';
 import { NUDGE_TAG, StallNudger } from './nudge.js';
@@ -60,7 +65,10 @@ export interface RocketMQLiteQueueOptions {
   readonly sendTimeoutMs?: number;
   readonly namespace?: string;
   /** TLS to the proxy (a public endpoint) and ACL 2.0 credentials, when the cluster requires them. */
-  readonly access?: { readonly sslEnabled: boolean; readonly credentials?: { readonly accessKey: string; readonly accessSecret: string } };
+  readonly access?: {
+    readonly sslEnabled: boolean;
+    readonly credentials?: { readonly accessKey: string; readonly accessSecret: string };
+  };
   /** Where the client library's own log lines go, and the watchdog's (default: nowhere). */
   readonly log?: Logger;
   /** When a consumer that keeps failing to receive is replaced by a new one (`receive-watchdog.ts`). */
@@ -127,7 +135,14 @@ export class RocketMQLiteQueue implements LiteQueue {
   }
 
   subscribe(handler: MessageHandler, options: SubscribeOptions): Subscription {
-    const subscription = new RocketMQSubscription(this.opts, handler, options, this.maxAttempts, this.backoff, (liteTopic) => this.nudge(liteTopic));
+    const subscription = new RocketMQSubscription(
+      this.opts,
+      handler,
+      options,
+      this.maxAttempts,
+      this.backoff,
+      (liteTopic) => this.nudge(liteTopic),
+    );
     const tracked: Subscription = {
       close: async () => {
         this.subscriptions.delete(tracked);
@@ -148,7 +163,10 @@ export class RocketMQLiteQueue implements LiteQueue {
         `RocketMQ nudge to ${liteTopic}`,
       );
     } catch (err) {
-      (this.opts.log ?? silentLogger).warn({ component: 'rocketmq-queue', liteTopic, err: String(err) }, 'could not nudge a silent LiteTopic');
+      (this.opts.log ?? silentLogger).warn(
+        { component: 'rocketmq-queue', liteTopic, err: String(err) },
+        'could not nudge a silent LiteTopic',
+      );
     }
   }
 
@@ -289,7 +307,11 @@ class RocketMQSubscription {
     const watchdog = new ReceiveWatchdog(this.opts.receiveWatchdog ?? defaultReceiveWatchdog);
     const probe = this.opts.probe;
     const keeper = keepLiteSubscription(consumer, { clock: this.opts.clock });
-    if (!keeper) this.log.warn({ component: 'rocketmq-queue' }, 'client has no lite subscription manager to keep; a restarted broker waits for its 30 s re-sync');
+    if (!keeper)
+      this.log.warn(
+        { component: 'rocketmq-queue' },
+        'client has no lite subscription manager to keep; a restarted broker waits for its 30 s re-sync',
+      );
     receiver.keeper = keeper;
     let since = this.opts.clock.now();
     const watched = observeReceives(consumer, {
@@ -308,21 +330,33 @@ class RocketMQSubscription {
         if (watchdog.failed(err, this.opts.clock.now())) this.replace(receiver, consumer, watchdog.failures, err);
       },
     });
-    if (!watched) this.log.warn({ component: 'rocketmq-queue' }, 'client has no receiveMessage to observe; no receive watchdog');
+    if (!watched)
+      this.log.warn({ component: 'rocketmq-queue' }, 'client has no receiveMessage to observe; no receive watchdog');
     const settles = retryRefusedSettles(consumer, {
       clock: this.opts.clock,
       report: (refusal) =>
         this.log.warn(
           { component: 'rocketmq-queue', consumerGroup: this.opts.consumerGroup, ...refusal },
-          refusal.retrying ? 'the proxy refused to settle a message; trying again' : 'the proxy refused to settle a message',
+          refusal.retrying
+            ? 'the proxy refused to settle a message; trying again'
+            : 'the proxy refused to settle a message',
         ),
     });
-    if (!settles) this.log.warn({ component: 'rocketmq-queue' }, 'client has no ack to observe; a refused ack can block its LiteTopic for the invisible time');
+    if (!settles)
+      this.log.warn(
+        { component: 'rocketmq-queue' },
+        'client has no ack to observe; a refused ack can block its LiteTopic for the invisible time',
+      );
   }
 
   private replace(receiver: Receiver, consumer: LitePushConsumer, failures: number, err: unknown): void {
     this.log.warn(
-      { component: 'rocketmq-queue', consumerGroup: this.opts.consumerGroup, failures, err: err instanceof Error ? err.message : String(err) },
+      {
+        component: 'rocketmq-queue',
+        consumerGroup: this.opts.consumerGroup,
+        failures,
+        err: err instanceof Error ? err.message : String(err),
+      },
       'consumer keeps failing to receive; replacing it with a new client',
     );
     receiver.consumer = undefined;
@@ -342,7 +376,16 @@ class RocketMQSubscription {
     const nudge = view.tag === NUDGE_TAG;
     // Per message at debug: with the client's receive lines and the refused settles (warn),
     // what tells a message the broker holds from one a handler holds (CHAOS_LOG_LEVEL=debug).
-    this.log.debug({ component: 'rocketmq-queue', messageId: view.messageId, liteTopic, deliveryAttempt: view.deliveryAttempt, nudge }, 'message arrived');
+    this.log.debug(
+      {
+        component: 'rocketmq-queue',
+        messageId: view.messageId,
+        liteTopic,
+        deliveryAttempt: view.deliveryAttempt,
+        nudge,
+      },
+      'message arrived',
+    );
     // A nudge only had to arrive (nudge.ts).
     if (nudge) return Promise.resolve(RmqResult.SUCCESS);
     const nudger = this.nudger;
@@ -461,7 +504,13 @@ class RocketMQSubscription {
   }
 }
 
-function accessOptions(opts: RocketMQLiteQueueOptions): { sslEnabled?: boolean; sessionCredentials?: { accessKey: string; accessSecret: string } } {
+function accessOptions(opts: RocketMQLiteQueueOptions): {
+  sslEnabled?: boolean;
+  sessionCredentials?: { accessKey: string; accessSecret: string };
+} {
   if (!opts.access) return {};
-  return { sslEnabled: opts.access.sslEnabled, ...(opts.access.credentials ? { sessionCredentials: { ...opts.access.credentials } } : {}) };
+  return {
+    sslEnabled: opts.access.sslEnabled,
+    ...(opts.access.credentials ? { sessionCredentials: { ...opts.access.credentials } } : {}),
+  };
 }

@@ -51,14 +51,21 @@ export interface ReceiveSummary {
   /** Nudges sent to LiteTopics left silent after a settle (each one a message of its own). */
   readonly nudges: number;
   /** Broker wait by class: all, and the part that was behind an unsettled predecessor. */
-  readonly brokerWait: Readonly<Record<string, { readonly all: WaitFigures; readonly behind: WaitFigures; readonly free: WaitFigures }>>;
+  readonly brokerWait: Readonly<
+    Record<string, { readonly all: WaitFigures; readonly behind: WaitFigures; readonly free: WaitFigures }>
+  >;
 }
 
 export function figures(values: readonly number[]): WaitFigures {
   if (values.length === 0) return { count: 0, p50: 0, p99: 0, max: 0 };
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { count: sorted.length, p50: Math.round(at(0.5)), p99: Math.round(at(0.99)), max: Math.round(sorted[sorted.length - 1]!) };
+  return {
+    count: sorted.length,
+    p50: Math.round(at(0.5)),
+    p99: Math.round(at(0.99)),
+    max: Math.round(sorted[sorted.length - 1]!),
+  };
 }
 
 /** Settled ids remembered, to tell a delivery after settling from a first one. */

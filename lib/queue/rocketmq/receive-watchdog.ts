@@ -63,7 +63,10 @@ export class ReceiveWatchdog {
  * long poll) is wrapped on the instance. False when the client has no such method (a
  * different version): the caller then runs without a watchdog and says so.
  */
-export function observeReceives(consumer: object, report: { ok(messages: number): void; failed(err: unknown): void }): boolean {
+export function observeReceives(
+  consumer: object,
+  report: { ok(messages: number): void; failed(err: unknown): void },
+): boolean {
   const target = consumer as { receiveMessage?: (...args: unknown[]) => Promise<unknown> };
   const original = target.receiveMessage;
   if (typeof original !== 'function') return false;

@@ -48,11 +48,19 @@ type Rpc = (endpoints: unknown, request: unknown, timeout: number) => Promise<un
 /** False when the client has neither method (a different version). */
 export function retryRefusedSettles(consumer: object, opts: SettleRetryOptions): boolean {
   const target = consumer as Record<string, unknown>;
-  const wrapped = [wrap(target, 'ackMessageViaRpc', 'ack', opts), wrap(target, 'changeInvisibleDurationViaRpc', 'change-invisible-duration', opts)];
+  const wrapped = [
+    wrap(target, 'ackMessageViaRpc', 'ack', opts),
+    wrap(target, 'changeInvisibleDurationViaRpc', 'change-invisible-duration', opts),
+  ];
   return wrapped.some(Boolean);
 }
 
-function wrap(target: Record<string, unknown>, method: string, call: SettleRefusal['call'], opts: SettleRetryOptions): boolean {
+function wrap(
+  target: Record<string, unknown>,
+  method: string,
+  call: SettleRefusal['call'],
+  opts: SettleRetryOptions,
+): boolean {
   const original = target[method];
   if (typeof original !== 'function') return false;
   const rpc = original as Rpc;
@@ -65,13 +73,27 @@ function wrap(target: Record<string, unknown>, method: string, call: SettleRefus
         response = await rpc.call(target, endpoints, request, timeout);
       } catch (err) {
         // The client retries a call that throws on its own.
-        report(opts, { call, messageId: messageIdOf(request), code: undefined, reason: err instanceof Error ? err.message : String(err), attempt, retrying: false });
+        report(opts, {
+          call,
+          messageId: messageIdOf(request),
+          code: undefined,
+          reason: err instanceof Error ? err.message : String(err),
+          attempt,
+          retrying: false,
+        });
         throw err;
       }
       const status = statusOf(response);
       if (!status || status.code === OK) return response;
       const retrying = status.code === INVALID_RECEIPT_HANDLE && attempt <= retries;
-      report(opts, { call, messageId: messageIdOf(request), code: status.code, reason: status.message ?? '', attempt, retrying });
+      report(opts, {
+        call,
+        messageId: messageIdOf(request),
+        code: status.code,
+        reason: status.message ?? '',
+        attempt,
+        retrying,
+      });
       if (!retrying) return response;
       await sleep(opts.clock, retryMs);
     }
@@ -110,7 +132,8 @@ function readStatus(holder: unknown): Status | undefined {
 }
 
 function messageIdOf(request: unknown): string | undefined {
-  const r = request as { getEntriesList?: () => Array<{ getMessageId?: () => string }>; getMessageId?: () => string } | undefined;
+  const r = request as
+    { getEntriesList?: () => Array<{ getMessageId?: () => string }>; getMessageId?: () => string } | undefined;
   if (typeof r?.getMessageId === 'function') return r.getMessageId();
   const entries = typeof r?.getEntriesList === 'function' ? r.getEntriesList() : undefined;
   return entries?.[0]?.getMessageId?.();

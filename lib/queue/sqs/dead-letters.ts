@@ -95,7 +95,9 @@ export class SqsDeadLetterQueue {
           }
           touched++;
           await target.send(record.liteTopic, rewrite(record));
-          await this.opts.sqs.send(new DeleteMessageCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+          await this.opts.sqs.send(
+            new DeleteMessageCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }),
+          );
           moved++;
         }
         if (touched === 0) return moved;
@@ -103,7 +105,13 @@ export class SqsDeadLetterQueue {
     } finally {
       for (const m of passedOver) {
         await this.opts.sqs
-          .send(new ChangeMessageVisibilityCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 }))
+          .send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: this.opts.queueUrl,
+              ReceiptHandle: m.ReceiptHandle!,
+              VisibilityTimeout: 0,
+            }),
+          )
           .catch(() => undefined);
       }
     }

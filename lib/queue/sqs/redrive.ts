@@ -235,7 +235,9 @@ export class RedriveWorker {
   }
 
   private async delete(m: Message): Promise<void> {
-    await this.opts.sqs.send(new DeleteMessageCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+    await this.opts.sqs.send(
+      new DeleteMessageCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }),
+    );
   }
 
   /** Keeps messages hidden for `ms` plus a margin (0: visible again now). */
@@ -244,7 +246,11 @@ export class RedriveWorker {
     for (const m of messages) {
       await this.opts.sqs
         .send(
-          new ChangeMessageVisibilityCommand({ QueueUrl: this.opts.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: seconds }),
+          new ChangeMessageVisibilityCommand({
+            QueueUrl: this.opts.queueUrl,
+            ReceiptHandle: m.ReceiptHandle!,
+            VisibilityTimeout: seconds,
+          }),
         )
         .catch((err: unknown) => this.opts.onError?.(err));
     }

@@ -73,7 +73,8 @@ export class SpillingLiteQueue implements LiteQueue {
   ) {}
 
   async send(liteTopic: string, body: string): Promise<{ messageId: string }> {
-    if (this.opts.clock.now() < this.skipPrimaryUntil && this.lastOutage) return this.spill(liteTopic, body, this.lastOutage);
+    if (this.opts.clock.now() < this.skipPrimaryUntil && this.lastOutage)
+      return this.spill(liteTopic, body, this.lastOutage);
     try {
       return await this.primary.send(liteTopic, body);
     } catch (err) {

@@ -101,7 +101,11 @@ return out
 `,
 );
 
-export async function admitScript(client: EvalClient, input: AdmitInput, now: number | undefined): Promise<AdmitDecision> {
+export async function admitScript(
+  client: EvalClient,
+  input: AdmitInput,
+  now: number | undefined,
+): Promise<AdmitDecision> {
   const keys = input.limits.map((l) => l.key);
   if (input.reservoir) keys.push(input.reservoir.key);
   const args = [
@@ -167,7 +171,12 @@ export async function reconcileScript(client: EvalClient, items: readonly Reconc
   if (items.length === 0) return;
   const args: string[] = [];
   for (const item of items) args.push(String(item.windowStart), String(item.delta));
-  await safeEval(client, RECONCILE, items.map((i) => i.key), args);
+  await safeEval(
+    client,
+    RECONCILE,
+    items.map((i) => i.key),
+    args,
+  );
 }
 
 /** KEYS: the reservoir. ARGV: the member. Redis drops a sorted set with its last member, as the embedded store does. */

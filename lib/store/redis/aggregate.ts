@@ -163,9 +163,15 @@ export function redisAggregateOps(client: EvalClient, now: () => number | undefi
       const args = [OVERFLOW_FIELD];
       for (const add of live) {
         args.push(String(Math.max(1, Math.ceil(add.ttlMs))), String(add.maxFields), String(add.counts.length));
-        for (const [field, delta] of add.counts) args.push(field, String(Number.isFinite(delta) ? Math.trunc(delta) : 0));
+        for (const [field, delta] of add.counts)
+          args.push(field, String(Number.isFinite(delta) ? Math.trunc(delta) : 0));
       }
-      await safeEval(client, ADD_COUNTS, live.map((a) => a.key), args);
+      await safeEval(
+        client,
+        ADD_COUNTS,
+        live.map((a) => a.key),
+        args,
+      );
     },
     async readCounts(keys) {
       if (keys.length === 0) return [];
@@ -178,11 +184,19 @@ export function redisAggregateOps(client: EvalClient, now: () => number | undefi
       });
     },
     async putMember(index, id, value, ttlMs, max) {
-      await safeEval(client, PUT_MEMBER, [index, memberSeenKey(index)], [at(), id, value, String(Math.ceil(ttlMs)), String(max)]);
+      await safeEval(
+        client,
+        PUT_MEMBER,
+        [index, memberSeenKey(index)],
+        [at(), id, value, String(Math.ceil(ttlMs)), String(max)],
+      );
     },
     async readMembers(index, ttlMs) {
       const keys = [index, memberSeenKey(index)];
-      const reply = replyArray(await safeEval(client, READ_MEMBERS, keys, [at(), String(Math.ceil(ttlMs))]), READ_MEMBERS);
+      const reply = replyArray(
+        await safeEval(client, READ_MEMBERS, keys, [at(), String(Math.ceil(ttlMs))]),
+        READ_MEMBERS,
+      );
       const out: Member[] = [];
       // The Upstash client may parse a JSON-looking value; give it back as text.
       for (let i = 0; i + 1 < reply.length; i += 2) out.push({ id: String(reply[i]), value: asText(reply[i + 1]) });
@@ -197,7 +211,12 @@ export function redisAggregateOps(client: EvalClient, now: () => number | undefi
         args.push(ttl, String(add.maxFields), String(Math.max(0, Math.floor(add.maxBytes))), String(add.lines.length));
         for (const [field, line] of add.lines) args.push(field, line);
       }
-      await safeEval(client, APPEND_LINES, live.map((a) => a.key), args);
+      await safeEval(
+        client,
+        APPEND_LINES,
+        live.map((a) => a.key),
+        args,
+      );
     },
     async readLines(keys, field) {
       if (keys.length === 0) return [];

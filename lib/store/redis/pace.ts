@@ -47,6 +47,9 @@ export async function paceScript(client: EvalClient, input: PaceInput, now: numb
     String(ttl),
     input.reserveUpToMs === undefined ? '' : String(input.reserveUpToMs),
   ];
-  const [wait, reserved] = replyArray(await safeEval(client, PACE, [input.key], args), PACE).map(num) as [number, number];
+  const [wait, reserved] = replyArray(await safeEval(client, PACE, [input.key], args), PACE).map(num) as [
+    number,
+    number,
+  ];
   return { waitMs: wait, reserved: reserved === 1 };
 }

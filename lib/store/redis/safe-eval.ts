@@ -48,7 +48,8 @@ export function num(value: unknown): number {
 }
 
 export function replyArray(value: unknown, script: Script): unknown[] {
-  if (!Array.isArray(value)) throw new Error(`script ${script.name} returned ${JSON.stringify(value)}, expected an array`);
+  if (!Array.isArray(value))
+    throw new Error(`script ${script.name} returned ${JSON.stringify(value)}, expected an array`);
   return value;
 }
 

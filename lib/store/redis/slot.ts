@@ -178,7 +178,11 @@ return out
 `,
 );
 
-export async function acquireSlotScript(client: EvalClient, request: SlotRequest, now: number | undefined): Promise<SlotDecision> {
+export async function acquireSlotScript(
+  client: EvalClient,
+  request: SlotRequest,
+  now: number | undefined,
+): Promise<SlotDecision> {
   const tiers = Object.entries(request.tiers);
   // The same ask the embedded store takes.
   const ask = slotAsk(request);

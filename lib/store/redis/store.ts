@@ -31,7 +31,8 @@ export function createRedisStore(client: EvalClient, options: RedisStoreOptions 
     admit: (input) => admitScript(client, input, now()),
     reconcile: (items) => reconcileScript(client, items),
     leaveReservoir: (key) => leaveReservoirScript(client, key),
-    pace: async (input) => (await paceScript(client, { key: input.key, rate: input.rate, burst: input.burst }, now())).waitMs,
+    pace: async (input) =>
+      (await paceScript(client, { key: input.key, rate: input.rate, burst: input.burst }, now())).waitMs,
     paceReserving: (input) => paceScript(client, input, now()),
     acquireSlot: (request) => acquireSlotScript(client, request, now()),
     releaseSlot: (key, leaseId) => releaseSlotScript(client, key, leaseId),

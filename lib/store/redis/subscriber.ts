@@ -5,7 +5,10 @@
  */
 import type { Redis } from 'ioredis';
 
-export function createSubscriber(redis: Redis): { subscribe: (channel: string, onMessage: () => void) => () => void; close: () => void } {
+export function createSubscriber(redis: Redis): {
+  subscribe: (channel: string, onMessage: () => void) => () => void;
+  close: () => void;
+} {
   let sub: Redis | undefined;
   const listeners = new Map<string, Set<() => void>>();
   const connection = () => {
@@ -22,7 +25,9 @@ export function createSubscriber(redis: Redis): { subscribe: (channel: string, o
       let set = listeners.get(channel);
       if (!set) {
         listeners.set(channel, (set = new Set()));
-        connection().subscribe(channel).catch(() => {});
+        connection()
+          .subscribe(channel)
+          .catch(() => {});
       }
       const fn = () => onMessage();
       set.add(fn);

@@ -14,7 +14,12 @@ export interface FlowAdmission {
   /** For admissions: the LiteTopic the request waits in. */
   readonly liteTopic?: string;
   /** The windows checked, as the edge reported them (traces show them). */
-  readonly windows?: readonly { readonly scope: string; readonly unit: string; readonly limit: number; readonly remaining: number }[];
+  readonly windows?: readonly {
+    readonly scope: string;
+    readonly unit: string;
+    readonly limit: number;
+    readonly remaining: number;
+  }[];
 }
 
 export interface FlowEnvelope {
@@ -27,10 +32,21 @@ export interface FlowEnvelope {
 }
 
 export type FlowDispatch =
-  | { readonly type: 'delivered'; readonly envelope: FlowEnvelope; readonly attempt: number; readonly first: boolean; readonly sinceEnqueueMs: number }
+  | {
+      readonly type: 'delivered';
+      readonly envelope: FlowEnvelope;
+      readonly attempt: number;
+      readonly first: boolean;
+      readonly sinceEnqueueMs: number;
+    }
   | { readonly type: 'awaiting-slot'; readonly envelope: FlowEnvelope }
   | { readonly type: 'suspended'; readonly envelope: FlowEnvelope; readonly ms: number; readonly cause: string }
-  | { readonly type: 'started'; readonly envelope: FlowEnvelope; readonly queueWaitMs: number; readonly slotWaitMs?: number }
+  | {
+      readonly type: 'started';
+      readonly envelope: FlowEnvelope;
+      readonly queueWaitMs: number;
+      readonly slotWaitMs?: number;
+    }
   | { readonly type: 'completed'; readonly envelope: FlowEnvelope; readonly status: number; readonly totalMs: number }
   | { readonly type: 'retrying'; readonly envelope: FlowEnvelope; readonly attempt: number; readonly reason: string }
   | { readonly type: 'failed'; readonly envelope: FlowEnvelope; readonly status: number; readonly reason: string }

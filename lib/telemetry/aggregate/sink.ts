@@ -67,11 +67,23 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
     const now = clock.now();
     const minute = Math.floor(now / 60_000) * 60_000;
     const second = Math.floor((now - minute) / AGGREGATE.bucketMs);
-    add(historyKey(minute), AGGREGATE.historyTtlMs, AGGREGATE.historyMaxFields, fields.history(tier, series, second), 1);
+    add(
+      historyKey(minute),
+      AGGREGATE.historyTtlMs,
+      AGGREGATE.historyMaxFields,
+      fields.history(tier, series, second),
+      1,
+    );
   }
 
   function depth(e: { liteTopic: string; tier: string; tenant: string; model: string }, delta: number): void {
-    add(DEPTH_KEY, AGGREGATE.depthTtlMs, AGGREGATE.depthMaxFields, fields.depth(e.liteTopic, e.tier, e.tenant, e.model), delta);
+    add(
+      DEPTH_KEY,
+      AGGREGATE.depthTtlMs,
+      AGGREGATE.depthMaxFields,
+      fields.depth(e.liteTopic, e.tier, e.tenant, e.model),
+      delta,
+    );
   }
 
   function trace(id: string, step: string, detail: Record<string, unknown>): void {
@@ -95,7 +107,14 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
     } else {
       flow('refused', e);
       history(e.tier, 'refused');
-      trace(e.id, 'refused', { tenant: e.tenant, account: e.account, tier: e.tier, model: e.model, windows, reason: e.reason });
+      trace(e.id, 'refused', {
+        tenant: e.tenant,
+        account: e.account,
+        tier: e.tier,
+        model: e.model,
+        windows,
+        reason: e.reason,
+      });
     }
   }
 
@@ -107,7 +126,11 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
         trace(env.id, 'suspended', { liteTopic: env.liteTopic, cause: e.cause, ms: e.ms });
         break;
       case 'started':
-        trace(env.id, 'started', { liteTopic: env.liteTopic, queueWaitMs: e.queueWaitMs, slotWaitMs: e.slotWaitMs ?? 0 });
+        trace(env.id, 'started', {
+          liteTopic: env.liteTopic,
+          queueWaitMs: e.queueWaitMs,
+          slotWaitMs: e.slotWaitMs ?? 0,
+        });
         break;
       case 'completed':
         history(env.tier, 'completed');
@@ -136,7 +159,12 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
     counts = new Map();
     traces = new Map();
     pendingFields = 0;
-    const adds: CounterAdd[] = [...taken].map(([key, c]) => ({ key, ttlMs: c.ttlMs, maxFields: c.maxFields, counts: [...c.deltas] }));
+    const adds: CounterAdd[] = [...taken].map(([key, c]) => ({
+      key,
+      ttlMs: c.ttlMs,
+      maxFields: c.maxFields,
+      counts: [...c.deltas],
+    }));
     const record: InstanceRecord = { instance, role: options.role, at: clock.now(), ...options.describe?.() };
     const calls: Promise<void>[] = [
       store.putMember(INSTANCES_KEY, instance, JSON.stringify(record), AGGREGATE.instanceTtlMs, AGGREGATE.maxInstances),
@@ -144,7 +172,8 @@ export function createAggregateSink(options: AggregateSinkOptions): AggregateSin
     if (adds.length > 0) calls.push(store.addCounts(adds));
     if (takenTraces.size > 0) {
       const lines = [...takenTraces].flatMap(([id, steps]) =>
-        steps.map((s) => [fields.trace(id), JSON.stringify(s)] as const));
+        steps.map((s) => [fields.trace(id), JSON.stringify(s)] as const),
+      );
       const { traceTtlMs: ttlMs, traceMaxIds: maxFields, traceMaxBytes: maxBytes } = AGGREGATE;
       calls.push(store.appendLines([{ key: traceKey(traceBucket(clock.now())), ttlMs, maxFields, maxBytes, lines }]));
     }

@@ -28,7 +28,8 @@ export async function readTrace(
   for (const line of (await store.readLines(traceBuckets(now), fields.trace(id))).flat()) {
     try {
       const step = JSON.parse(line) as TraceStep;
-      if (step && typeof step === 'object' && typeof step.at === 'number' && typeof step.step === 'string') steps.push(step);
+      if (step && typeof step === 'object' && typeof step.at === 'number' && typeof step.step === 'string')
+        steps.push(step);
     } catch {
       // A damaged entry is left out; the rest of the timeline still reads.
     }

@@ -11,7 +11,17 @@ import { OVERFLOW_FIELD, type AggregateOps } from '../../store/aggregate.js';
 import type { AlertRecord } from '../alerts.js';
 import { gpuRows } from '../gpu-view.js';
 import { noneOffered as zero, type AccountOffered, type Offered } from '../flow-window.js';
-import { bookingsOf, deepestLiteTopics, emptySeries, flowRows, HISTORY_SERIES, pausedIds, type HistorySeries, type LiveState, type LiteTopicRow } from '../live-state.js';
+import {
+  bookingsOf,
+  deepestLiteTopics,
+  emptySeries,
+  flowRows,
+  HISTORY_SERIES,
+  pausedIds,
+  type HistorySeries,
+  type LiveState,
+  type LiteTopicRow,
+} from '../live-state.js';
 import { DEPTH_KEY, flowKey, historyKey, INSTANCES_KEY, parts } from './keys.js';
 import { AGGREGATE, type InstanceRecord } from './layout.js';
 

@@ -16,7 +16,12 @@ describe('sluice command with prototype names', () => {
     const before = readFileSync(path, 'utf8');
     const run = async (...args: string[]) => {
       const err: string[] = [];
-      const code = await runCli(['--file', path, ...args], { out: () => {}, err: (l) => err.push(l), now: () => 1_000, env: {} });
+      const code = await runCli(['--file', path, ...args], {
+        out: () => {},
+        err: (l) => err.push(l),
+        now: () => 1_000,
+        env: {},
+      });
       return { code, err: err.join('\n') };
     };
     for (const args of [

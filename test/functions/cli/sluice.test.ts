@@ -20,7 +20,12 @@ function policyFile() {
 async function sluice(path: string, ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(['--file', path, ...args], { out: (l) => out.push(l), err: (l) => err.push(l), now: () => NOW, env: {} });
+  const code = await runCli(['--file', path, ...args], {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    now: () => NOW,
+    env: {},
+  });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -38,12 +43,44 @@ describe('sluice command', () => {
 
   it('reserve add, list and cancel; a booking that does not fit is refused with the reason and exit 1', async () => {
     const path = policyFile();
-    const add = await sluice(path, 'reserve', 'add', '--tenant', 'acme', '--model', 'm', '--from', '+1h', '--to', '+2h', '--tpm', '20000', '--id', 'launch');
+    const add = await sluice(
+      path,
+      'reserve',
+      'add',
+      '--tenant',
+      'acme',
+      '--model',
+      'm',
+      '--from',
+      '+1h',
+      '--to',
+      '+2h',
+      '--tpm',
+      '20000',
+      '--id',
+      'launch',
+    );
     expect(add).toMatchObject({ code: 0, out: 'booked launch: 2026-12-01T09:00:00.000Z to 2026-12-01T10:00:00.000Z' });
-    const refused = await sluice(path, 'reserve', 'add', '--tenant', 'acme', '--model', 'm', '--from', '2026-12-01T09:30:00Z', '--to', '+3h', '--tpm', '20000');
+    const refused = await sluice(
+      path,
+      'reserve',
+      'add',
+      '--tenant',
+      'acme',
+      '--model',
+      'm',
+      '--from',
+      '2026-12-01T09:30:00Z',
+      '--to',
+      '+3h',
+      '--tpm',
+      '20000',
+    );
     expect(refused.code).toBe(1);
     expect(refused.err).toMatch(/booking refused: model "m" can take 30000 booked tokens per minute/);
-    expect((await sluice(path, 'reserve', 'list')).out).toMatch(/^launch\tacme\tm\t2026-12-01T09:00:00.000Z\t.*\tupcoming$/);
+    expect((await sluice(path, 'reserve', 'list')).out).toMatch(
+      /^launch\tacme\tm\t2026-12-01T09:00:00.000Z\t.*\tupcoming$/,
+    );
     expect((await sluice(path, 'reserve', 'cancel', 'launch')).code).toBe(0);
     expect((await read(path)).reservations).toEqual([]);
   });
@@ -64,7 +101,9 @@ describe('sluice command', () => {
     const path = policyFile();
     const before = await read(path);
     expect(await sluice(path, 'limits', 'set', '--tenant', 'acme')).toMatchObject({ code: 2 });
-    expect((await sluice(path, 'limits', 'set', '--tenant', 'acme', '--rpm', 'lots')).err).toMatch(/--rpm needs a number/);
+    expect((await sluice(path, 'limits', 'set', '--tenant', 'acme', '--rpm', 'lots')).err).toMatch(
+      /--rpm needs a number/,
+    );
     expect((await sluice(path, 'limits', 'set', '--tenant', 'acme', '--rpm=-1')).code).toBe(1);
     expect(await read(path)).toEqual(before);
     expect((await sluice(path, 'frobnicate')).code).toBe(2);

@@ -36,7 +36,11 @@ describe('dashboard app', () => {
     telemetry.onAdmission(admitted(envelope('t1')));
     const res = await app.request('/dashboard/api/state');
     expect(res.status).toBe(200);
-    const state = (await res.json()) as { tenants: Array<{ tenant: string }>; gpu: unknown[]; history: { tiers: Record<string, unknown> } };
+    const state = (await res.json()) as {
+      tenants: Array<{ tenant: string }>;
+      gpu: unknown[];
+      history: { tiers: Record<string, unknown> };
+    };
     expect(state.tenants[0]!.tenant).toBe('t1');
     expect(state.gpu).toHaveLength(1);
     expect(Object.keys(state.history.tiers)).toEqual(['realtime', 'batch', 'offline']);
@@ -55,8 +59,12 @@ describe('dashboard app', () => {
     const { app } = setup(hashApiKey('sk-admin'));
     expect((await app.request('/dashboard')).status).toBe(200);
     expect((await app.request('/dashboard/api/state')).status).toBe(401);
-    expect((await app.request('/dashboard/api/state', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-    expect((await app.request('/dashboard/api/state', { headers: { authorization: 'Bearer sk-admin' } })).status).toBe(200);
+    expect((await app.request('/dashboard/api/state', { headers: { authorization: 'Bearer wrong' } })).status).toBe(
+      401,
+    );
+    expect((await app.request('/dashboard/api/state', { headers: { authorization: 'Bearer sk-admin' } })).status).toBe(
+      200,
+    );
     expect((await app.request('/metrics')).status).toBe(401);
     expect((await app.request('/metrics', { headers: { authorization: 'Bearer sk-admin' } })).status).toBe(200);
   });

@@ -26,7 +26,12 @@ const accounts = {
   'acme-chat': { tenant: 'acme', tier: 'realtime', key: 'sk-acme-chat', limits: { rpm: 110 } },
   'initech-bot': { tenant: 'initech', tier: 'realtime', key: 'sk-initech-bot' },
   'globex-etl': { tenant: 'globex', tier: 'batch', key: 'sk-globex-etl' },
-  'umbrella-batch-7': { tenant: 'umbrella', tier: 'batch', key: 'sk-umbrella-batch-7', limits: { rpm: 80, rate: 10, burst: 20 } },
+  'umbrella-batch-7': {
+    tenant: 'umbrella',
+    tier: 'batch',
+    key: 'sk-umbrella-batch-7',
+    limits: { rpm: 80, rate: 10, burst: 20 },
+  },
 } as const;
 
 function policy(gpuBaseUrl: string) {
@@ -36,7 +41,15 @@ function policy(gpuBaseUrl: string) {
     models: { m: { slots: 8, upstreams: [gpuBaseUrl], defaultMaxTokens: 12 } },
     tenants: { acme: {}, initech: {}, globex: {}, umbrella: {} },
     accounts: Object.fromEntries(
-      Object.entries(accounts).map(([id, a]) => [id, { tenant: a.tenant, tier: a.tier, keyHashes: [hashApiKey(a.key)], ...('limits' in a ? { limits: a.limits } : {}) }]),
+      Object.entries(accounts).map(([id, a]) => [
+        id,
+        {
+          tenant: a.tenant,
+          tier: a.tier,
+          keyHashes: [hashApiKey(a.key)],
+          ...('limits' in a ? { limits: a.limits } : {}),
+        },
+      ]),
     ),
   });
 }
@@ -44,7 +57,11 @@ function policy(gpuBaseUrl: string) {
 function send(sluice: LocalSluice, key: string, async = true): Promise<Response> {
   return fetch(`${sluice.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...(async ? { prefer: 'respond-async' } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${key}`,
+      ...(async ? { prefer: 'respond-async' } : {}),
+    },
     body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 8 }),
   });
 }
@@ -57,7 +74,12 @@ describe('dashboard in a real browser', () => {
   let page: Page;
   const timers: NodeJS.Timeout[] = [];
   const pending: Promise<unknown>[] = [];
-  const fire = (key: string, async = true) => pending.push(send(sluice, key, async).then((r) => r.arrayBuffer()).catch(() => undefined));
+  const fire = (key: string, async = true) =>
+    pending.push(
+      send(sluice, key, async)
+        .then((r) => r.arrayBuffer())
+        .catch(() => undefined),
+    );
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -101,7 +123,14 @@ describe('dashboard in a real browser', () => {
     const booking = await fetch(`${sluice.url}/admin/v1/reservations`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_KEY}` },
-      body: JSON.stringify({ tenant: 'globex', model: 'm', startsAt: now + 10 * 60_000, endsAt: now + 70 * 60_000, extra: { rpm: 3_000 }, note: 'quarter-end batch' }),
+      body: JSON.stringify({
+        tenant: 'globex',
+        model: 'm',
+        startsAt: now + 10 * 60_000,
+        endsAt: now + 70 * 60_000,
+        extra: { rpm: 3_000 },
+        note: 'quarter-end batch',
+      }),
     });
     expect(booking.status).toBe(201);
 
@@ -121,7 +150,11 @@ describe('dashboard in a real browser', () => {
     const burstStart = Date.now();
     const burst = Array.from({ length: 300 }, () => send(sluice, accounts['umbrella-batch-7'].key));
     pending.push(...burst);
-    await page.waitForFunction(() => document.querySelector('#tenants tbody tr')?.getAttribute('data-tenant') === 'umbrella', null, { timeout: 5_000, polling: 100 });
+    await page.waitForFunction(
+      () => document.querySelector('#tenants tbody tr')?.getAttribute('data-tenant') === 'umbrella',
+      null,
+      { timeout: 5_000, polling: 100 },
+    );
     const shownAfterMs = Date.now() - burstStart;
     expect(shownAfterMs).toBeLessThan(5_000);
     const statuses = await Promise.all(burst.map((p) => p.then((r) => r.status)));
@@ -129,11 +162,15 @@ describe('dashboard in a real browser', () => {
     expect(statuses.filter((s) => s === 429).length).toBe(60);
 
     // Let the queue and the charts show the burst being absorbed, then take the picture.
-    await expect.poll(() => page.locator('#topics [data-lite-topic]').first().getAttribute('data-lite-topic'), { timeout: 5_000 }).toContain('umbrella');
+    await expect
+      .poll(() => page.locator('#topics [data-lite-topic]').first().getAttribute('data-lite-topic'), { timeout: 5_000 })
+      .toContain('umbrella');
     await sleep(3_000);
     const row = page.locator('#tenants tbody tr[data-tenant="umbrella"]');
     expect(Number(await row.locator('td').nth(3).textContent())).toBe(60);
-    expect(await page.locator('#accounts tbody tr').first().locator('td').first().textContent()).toContain('umbrella-batch-7');
+    expect(await page.locator('#accounts tbody tr').first().locator('td').first().textContent()).toContain(
+      'umbrella-batch-7',
+    );
     expect(await page.locator('#warnings li').count()).toBeGreaterThan(0);
     expect(await page.textContent('#bookings')).toContain('globex');
     expect(await page.locator('#alerts [data-alert="realtime-near-limit"]').count()).toBe(1);
@@ -159,7 +196,11 @@ describe('dashboard in a real browser', () => {
     await page.locator('#paused [data-paused-tenant="umbrella"] button[data-action="resume"]').click();
     await page.waitForSelector('#paused [data-paused-tenant="umbrella"]', { state: 'detached', timeout: 5_000 });
     // (umbrella's account is still past its hard cap for this minute: refused, but no longer for the pause.)
-    await expect.poll(async () => (await send(sluice, accounts['umbrella-batch-7'].key)).headers.get('x-sluice-reason'), { timeout: 5_000 }).not.toBe('tenant-paused');
+    await expect
+      .poll(async () => (await send(sluice, accounts['umbrella-batch-7'].key)).headers.get('x-sluice-reason'), {
+        timeout: 5_000,
+      })
+      .not.toBe('tenant-paused');
 
     // One account alone can be paused too, from the accounts table.
     await page.locator('#accounts tbody tr[data-account="globex-etl"] button[data-action="pause"]').click();
@@ -172,8 +213,12 @@ describe('dashboard in a real browser', () => {
 
     // The same story in Prometheus.
     const metrics = await (await fetch(`${sluice.url}/metrics`)).text();
-    expect(metrics).toMatch(/sluice_refused_total\{tier="batch",tenant="umbrella",model="m",reason="account-model:requests"\} 6[01]\n/);
-    expect(metrics).toMatch(/sluice_refused_total\{tier="batch",tenant="umbrella",model="m",reason="tenant-paused"\} 1/);
+    expect(metrics).toMatch(
+      /sluice_refused_total\{tier="batch",tenant="umbrella",model="m",reason="account-model:requests"\} 6[01]\n/,
+    );
+    expect(metrics).toMatch(
+      /sluice_refused_total\{tier="batch",tenant="umbrella",model="m",reason="tenant-paused"\} 1/,
+    );
     expect(errors).toEqual([]);
   });
 });

@@ -1,6 +1,11 @@
 import { encodeEnvelope } from '../../../lib/envelope.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { spillRecorder, createEmfTelemetry, createPrometheusTelemetry, startMetricsServer } from '../../../functions/dashboard/runtime.js';
+import {
+  spillRecorder,
+  createEmfTelemetry,
+  createPrometheusTelemetry,
+  startMetricsServer,
+} from '../../../functions/dashboard/runtime.js';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import { admitted, captureLogger, envelope, policyWith } from '../../lib/telemetry/helpers.js';
 
@@ -9,7 +14,11 @@ describe('telemetry for deployed processes', () => {
 
   it('a dispatcher serves Prometheus on its own port', async () => {
     const policy = policyWith(1);
-    const { telemetry, prometheus } = createPrometheusTelemetry({ clock: new VirtualClock(0), log: captureLogger(), policy: () => policy });
+    const { telemetry, prometheus } = createPrometheusTelemetry({
+      clock: new VirtualClock(0),
+      log: captureLogger(),
+      policy: () => policy,
+    });
     const server = await startMetricsServer({ prometheus, port: 0 });
     try {
       const e = envelope('t0');
@@ -28,7 +37,14 @@ describe('telemetry for deployed processes', () => {
   it('the Lambda edge writes EMF to stdout on flush', () => {
     const policy = policyWith(1);
     const clock = new VirtualClock(1_700_000_000_000);
-    const { telemetry, flush } = createEmfTelemetry({ clock, log: captureLogger(), policy: () => policy, serviceName: 'sluice-edge', gauges: false, stage: 'dev' });
+    const { telemetry, flush } = createEmfTelemetry({
+      clock,
+      log: captureLogger(),
+      policy: () => policy,
+      serviceName: 'sluice-edge',
+      gauges: false,
+      stage: 'dev',
+    });
     telemetry.onAdmission(admitted(envelope('t0')));
     const lines: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -38,7 +54,11 @@ describe('telemetry for deployed processes', () => {
     // The CDK contract metrics ({Stage, Tier} and {Stage}), the full dimension set, and the rollup by tier.
     expect(flush()).toBe(4);
     vi.restoreAllMocks();
-    const docs = lines.join('').trim().split('\n').map((l) => JSON.parse(l));
+    const docs = lines
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(docs[0]).toMatchObject({ Stage: 'dev', Tier: 'realtime', AdmissionWarning: 0, AdmissionRejected: 0 });
     expect(docs[1]).toMatchObject({ Stage: 'dev', SpilloverSent: 0 });
     expect(docs[3]).toMatchObject({ service: 'sluice-edge', tier: 'realtime', admitted: 1 });
@@ -50,7 +70,11 @@ describe('telemetry for deployed processes', () => {
   it('counts spills and raises the spillover alert', async () => {
     const policy = policyWith(1);
     const log = captureLogger();
-    const { telemetry, prometheus } = createPrometheusTelemetry({ clock: new VirtualClock(0), log, policy: () => policy });
+    const { telemetry, prometheus } = createPrometheusTelemetry({
+      clock: new VirtualClock(0),
+      log,
+      policy: () => policy,
+    });
     const onSpill = spillRecorder(telemetry);
     const e = envelope('t0');
     onSpill(e.liteTopic, encodeEnvelope(e));

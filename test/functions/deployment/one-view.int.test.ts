@@ -39,7 +39,10 @@ function start(entry: string, env: Record<string, string>, waitForUrl: boolean):
   });
   const proc: Proc = { child, output: [] };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (waitForUrl ? reject(new Error(`${entry} did not start:\n${proc.output.join('')}`)) : resolve(proc)), waitForUrl ? 60_000 : 8_000);
+    const timer = setTimeout(
+      () => (waitForUrl ? reject(new Error(`${entry} did not start:\n${proc.output.join('')}`)) : resolve(proc)),
+      waitForUrl ? 60_000 : 8_000,
+    );
     const onData = (chunk: Buffer) => {
       const text = chunk.toString();
       proc.output.push(text);
@@ -77,9 +80,19 @@ describe('one view of the whole deployment', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-one-view-'));
-    const gpu = createGpuSim({ models: ['m'], slots: 2, clock: systemClock, baseTokenMs: 100, prefillMsPerKToken: 1, minOutputTokens: 6, maxOutputTokens: 8 });
+    const gpu = createGpuSim({
+      models: ['m'],
+      slots: 2,
+      clock: systemClock,
+      baseTokenMs: 100,
+      prefillMsPerKToken: 1,
+      minOutputTokens: 6,
+      maxOutputTokens: 8,
+    });
     const gpuUrl = await new Promise<string>((resolve) => {
-      gpuServer = serve({ fetch: gpu.app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}/v1`));
+      gpuServer = serve({ fetch: gpu.app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) =>
+        resolve(`http://127.0.0.1:${info.port}/v1`),
+      );
     });
     const policyFile = join(dir, 'policy.json');
     writeFileSync(
@@ -91,9 +104,19 @@ describe('one view of the whole deployment', () => {
         models: { m: { slots: 2, upstreams: [gpuUrl], defaultMaxTokens: 8 } },
         tenants: { bursty: {}, quiet: {} },
         accounts: {
-          'bursty-app': { tenant: 'bursty', tier: 'batch', keyHashes: [hashApiKey(BURSTY)], limits: { rpm: 1000, rate: 4, burst: 5 } },
+          'bursty-app': {
+            tenant: 'bursty',
+            tier: 'batch',
+            keyHashes: [hashApiKey(BURSTY)],
+            limits: { rpm: 1000, rate: 4, burst: 5 },
+          },
           'quiet-app': { tenant: 'quiet', tier: 'batch', keyHashes: [hashApiKey(QUIET)] },
-          'slow-app': { tenant: 'quiet', tier: 'batch', keyHashes: [hashApiKey(SLOW)], limits: { rpm: 1000, rate: 0.5, burst: 1 } },
+          'slow-app': {
+            tenant: 'quiet',
+            tier: 'batch',
+            keyHashes: [hashApiKey(SLOW)],
+            limits: { rpm: 1000, rate: 0.5, burst: 1 },
+          },
         },
       }),
     );
@@ -106,10 +129,24 @@ describe('one view of the whole deployment', () => {
       SLUICE_ROCKETMQ_GROUP: mq.consumerGroup,
     };
     const edge = { ...common, SLUICE_ADMIN_KEY: ADMIN_KEY, SLUICE_EDGE_PORT: '0' };
-    [edgeA, edgeB] = await Promise.all([start('functions/edge/main.ts', edge, true), start('functions/edge/main.ts', edge, true)]);
+    [edgeA, edgeB] = await Promise.all([
+      start('functions/edge/main.ts', edge, true),
+      start('functions/edge/main.ts', edge, true),
+    ]);
     procs.push(edgeA, edgeB);
-    for (let i = 0; i < 2; i++) procs.push(await start('functions/dispatcher/main.ts', { ...common, SLUICE_METRICS_PORT: '0', SLUICE_DISPATCH_CONCURRENCY: '16' }, false));
-    browser = await chromium.launch({ executablePath: inject('chromiumPath'), headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    for (let i = 0; i < 2; i++)
+      procs.push(
+        await start(
+          'functions/dispatcher/main.ts',
+          { ...common, SLUICE_METRICS_PORT: '0', SLUICE_DISPATCH_CONCURRENCY: '16' },
+          false,
+        ),
+      );
+    browser = await chromium.launch({
+      executablePath: inject('chromiumPath'),
+      headless: true,
+      args: ['--no-sandbox', '--disable-dev-shm-usage'],
+    });
   });
 
   afterAll(async () => {
@@ -130,13 +167,21 @@ describe('one view of the whole deployment', () => {
 
     for (let i = 0; i < 3; i++) await send(edgeB, QUIET).then((r) => r.arrayBuffer());
     const burstStart = Date.now();
-    const burst = Array.from({ length: 60 }, () => send(edgeA, BURSTY).then(async (r) => ({ status: r.status, body: (await r.json()) as { id?: string } })));
-    await page.waitForFunction(() => document.querySelector('#tenants tbody tr')?.getAttribute('data-tenant') === 'bursty', null, { timeout: 5_000, polling: 100 });
+    const burst = Array.from({ length: 60 }, () =>
+      send(edgeA, BURSTY).then(async (r) => ({ status: r.status, body: (await r.json()) as { id?: string } })),
+    );
+    await page.waitForFunction(
+      () => document.querySelector('#tenants tbody tr')?.getAttribute('data-tenant') === 'bursty',
+      null,
+      { timeout: 5_000, polling: 100 },
+    );
     const shownAfterMs = Date.now() - burstStart;
     console.log(`[one-view] burst through edge A on top of edge B's dashboard after ${shownAfterMs} ms`);
     expect(shownAfterMs).toBeLessThan(5_000);
     // Meanwhile a slowly paced account sends three: paced by Suspends, then waiting behind the burst for a slot.
-    const slow = await Promise.all(Array.from({ length: 3 }, () => send(edgeA, SLOW).then(async (r) => ((await r.json()) as { id?: string }).id)));
+    const slow = await Promise.all(
+      Array.from({ length: 3 }, () => send(edgeA, SLOW).then(async (r) => ((await r.json()) as { id?: string }).id)),
+    );
     const answers = await Promise.all(burst);
     const ids = answers.filter((a) => a.status === 202).map((a) => a.body.id!);
     // The batch reservoir may refuse the tail of the burst; most of it waits.
@@ -145,13 +190,27 @@ describe('one view of the whole deployment', () => {
     // The trace of a delayed request: the slow account's pace gaps (longer than the dispatcher
     // holds a message itself) are Suspends, and the burst keeps the two slots busy (slot wait).
     const traceOf = async (id: string) => {
-      const r = await fetch(`${edgeB.url}/admin/v1/requests/${id}/trace`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-      type Step = { step: string; cause?: string; queueWaitMs?: number; slotWaitMs?: number; status?: number; by: string };
+      const r = await fetch(`${edgeB.url}/admin/v1/requests/${id}/trace`, {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      });
+      type Step = {
+        step: string;
+        cause?: string;
+        queueWaitMs?: number;
+        slotWaitMs?: number;
+        status?: number;
+        by: string;
+      };
       return r.status === 200 ? ((await r.json()) as { steps: Step[] }).steps : [];
     };
     const last = ids[ids.length - 1]!;
-    await expect.poll(async () => (await traceOf(last)).map((s) => s.step).at(-1), { timeout: 60_000, interval: 500 }).toBe('completed');
-    for (const id of slow) await expect.poll(async () => (await traceOf(id!)).map((s) => s.step).at(-1), { timeout: 60_000, interval: 500 }).toBe('completed');
+    await expect
+      .poll(async () => (await traceOf(last)).map((s) => s.step).at(-1), { timeout: 60_000, interval: 500 })
+      .toBe('completed');
+    for (const id of slow)
+      await expect
+        .poll(async () => (await traceOf(id!)).map((s) => s.step).at(-1), { timeout: 60_000, interval: 500 })
+        .toBe('completed');
     const traced = [...ids, ...slow.map((id) => id!)];
     const traces = await Promise.all(traced.map(traceOf));
     // Paced by Suspends, then held un-acked in flow control until a slot came free.
@@ -160,7 +219,9 @@ describe('one view of the whole deployment', () => {
     );
     const withSuspend = traces.filter((t) => t.some((s) => s.step === 'suspended')).length;
     const withSlotWait = traces.filter((t) => t.some((s) => s.step === 'started' && (s.slotWaitMs ?? 0) > 0)).length;
-    console.log(`[one-view] of ${traces.length} traces: ${withSuspend} with a Suspend, ${withSlotWait} with a slot wait`);
+    console.log(
+      `[one-view] of ${traces.length} traces: ${withSuspend} with a Suspend, ${withSlotWait} with a slot wait`,
+    );
     expect(delayed, 'a request that was suspended and waited for a GPU slot').toBeDefined();
     console.log(`[one-view] trace of a delayed request: ${JSON.stringify(delayed)}`);
     expect(delayed![0]!.step).toBe('admitted');
@@ -180,7 +241,10 @@ describe('one view of the whole deployment', () => {
     expect(lines.join('\n')).toMatch(/completed .*answered 200/);
 
     // Pause through edge B's admin API: both edges refuse the tenant within the refresh.
-    const pause = await fetch(`${edgeB.url}/admin/v1/tenants/bursty/pause`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const pause = await fetch(`${edgeB.url}/admin/v1/tenants/bursty/pause`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     expect(pause.status).toBe(200);
     const pausedAt = Date.now();
     for (const edge of [edgeA, edgeB]) {

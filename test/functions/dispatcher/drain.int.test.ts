@@ -48,9 +48,20 @@ describe('dispatcher process: SIGTERM drains in bounded time', () => {
     const now = Date.now();
     const liteTopic = liteTopicName({ tier: 'realtime', tenant: 'ta', account: 'ta', model: 'm' });
     const envelope: Envelope = {
-      id: `req_drain_${randomUUID().slice(0, 8)}`, account: 'a1', tenant: 'ta', tier: 'realtime', model: 'm', liteTopic,
-      operation: 'chat.completions', body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, mode: 'async',
-      enqueuedAt: now, deadline: now + 300_000, tokenEstimate: 8, charged: [], paceFactor: 1,
+      id: `req_drain_${randomUUID().slice(0, 8)}`,
+      account: 'a1',
+      tenant: 'ta',
+      tier: 'realtime',
+      model: 'm',
+      liteTopic,
+      operation: 'chat.completions',
+      body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+      mode: 'async',
+      enqueuedAt: now,
+      deadline: now + 300_000,
+      tokenEstimate: 8,
+      charged: [],
+      paceFactor: 1,
     };
     const producer = await rmq.producer(topic);
     await rmq.send(producer, topic, liteTopic, encodeEnvelope(envelope));
@@ -67,13 +78,22 @@ describe('dispatcher process: SIGTERM drains in bounded time', () => {
     // The next dispatcher of the group gets the message: it was handed back, not acked,
     // and not taken again by a receive of the dying process (a pop that dies with the
     // process leaves the message invisible for the broker's default 60 s).
-    const next = new RocketMQLiteQueue({ endpoints: rmq.mq.endpoints, parentTopic: topic, consumerGroup: group, clock: systemClock, onDeadLetter: () => undefined });
+    const next = new RocketMQLiteQueue({
+      endpoints: rmq.mq.endpoints,
+      parentTopic: topic,
+      consumerGroup: group,
+      clock: systemClock,
+      onDeadLetter: () => undefined,
+    });
     rmq.closeLater(() => next.close());
     const redelivered: string[] = [];
-    next.subscribe(async (m) => {
-      redelivered.push((JSON.parse(m.body) as Envelope).id);
-      return Consume.success;
-    }, { concurrency: 4 });
+    next.subscribe(
+      async (m) => {
+        redelivered.push((JSON.parse(m.body) as Envelope).id);
+        return Consume.success;
+      },
+      { concurrency: 4 },
+    );
     const subscribedAt = Date.now();
     try {
       await until('the message to come back', () => redelivered.length > 0, 30_000);

@@ -30,7 +30,11 @@ describe('edge: bad input gets an OpenAI-style error and the right status', () =
   });
 
   it('415 for a body that is not JSON', async () => {
-    const res = await req('/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${KEYS.a1}`, 'content-type': 'text/plain' }, body: 'hi' });
+    const res = await req('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.a1}`, 'content-type': 'text/plain' },
+      body: 'hi',
+    });
     await expectError(res, 415, 'unsupported_media_type');
   });
 
@@ -41,19 +45,47 @@ describe('edge: bad input gets an OpenAI-style error and the right status', () =
 
   it('400 for malformed JSON and for missing or wrong fields, naming the field', async () => {
     await expectError(await req('/v1/chat/completions', chat(KEYS.a1, '{"model": "m", ')), 400, 'invalid_json');
-    await expectError(await req('/v1/chat/completions', chat(KEYS.a1, { model: 'm' })), 400, 'invalid_value', 'messages');
-    await expectError(await req('/v1/chat/completions', chat(KEYS.a1, { messages: [{ role: 'user', content: 'x' }] })), 400, 'invalid_value', 'model');
-    await expectError(await req('/v1/chat/completions', chat(KEYS.a1, { model: 'm', messages: [], max_tokens: 5 })), 400, 'invalid_value', 'messages');
-    await expectError(await req('/v1/completions', chat(KEYS.a1, { model: 'm', prompt: 'x', max_tokens: -1 })), 400, 'invalid_value', 'max_tokens');
+    await expectError(
+      await req('/v1/chat/completions', chat(KEYS.a1, { model: 'm' })),
+      400,
+      'invalid_value',
+      'messages',
+    );
+    await expectError(
+      await req('/v1/chat/completions', chat(KEYS.a1, { messages: [{ role: 'user', content: 'x' }] })),
+      400,
+      'invalid_value',
+      'model',
+    );
+    await expectError(
+      await req('/v1/chat/completions', chat(KEYS.a1, { model: 'm', messages: [], max_tokens: 5 })),
+      400,
+      'invalid_value',
+      'messages',
+    );
+    await expectError(
+      await req('/v1/completions', chat(KEYS.a1, { model: 'm', prompt: 'x', max_tokens: -1 })),
+      400,
+      'invalid_value',
+      'max_tokens',
+    );
   });
 
   it('404 for an unknown model and an unknown route', async () => {
-    await expectError(await req('/v1/chat/completions', chat(KEYS.a1, { model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] })), 404, 'model_not_found', 'model');
+    await expectError(
+      await req('/v1/chat/completions', chat(KEYS.a1, { model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] })),
+      404,
+      'model_not_found',
+      'model',
+    );
     await expectError(await req('/v2/nothing'), 404, 'unknown_route');
   });
 
   it('400 for a request larger than a whole limit window, not a misleading 429', async () => {
-    const res = await req('/v1/chat/completions', chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 10_000_000 }));
+    const res = await req(
+      '/v1/chat/completions',
+      chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 10_000_000 }),
+    );
     await expectError(res, 400, 'request_too_large_for_limit');
   });
 });
@@ -62,7 +94,11 @@ describe('edge: answers', () => {
   it('sync chat completion with rate-limit headers', async () => {
     const res = await req('/v1/chat/completions', chat(KEYS.a1));
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { object: string; choices: Array<{ message: { content: string } }>; usage: { total_tokens: number } };
+    const body = (await res.json()) as {
+      object: string;
+      choices: Array<{ message: { content: string } }>;
+      usage: { total_tokens: number };
+    };
     expect(body.object).toBe('chat.completion');
     expect(body.choices[0]!.message.content.length).toBeGreaterThan(0);
     expect(res.headers.get('x-sluice-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
@@ -85,20 +121,31 @@ describe('edge: answers', () => {
   });
 
   it('streams SSE chunks and ends with [DONE]', async () => {
-    const res = await req('/v1/chat/completions', chat(KEYS.a1, { model: 'm', stream: true, messages: [{ role: 'user', content: 'stream me' }] }));
+    const res = await req(
+      '/v1/chat/completions',
+      chat(KEYS.a1, { model: 'm', stream: true, messages: [{ role: 'user', content: 'stream me' }] }),
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     const text = await res.text();
-    const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+    const data = text
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => l.slice(6));
     expect(data.at(-1)).toBe('[DONE]');
-    const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as { object: string; choices: Array<{ delta?: { content?: string } }> });
+    const chunks = data
+      .slice(0, -1)
+      .map((d) => JSON.parse(d) as { object: string; choices: Array<{ delta?: { content?: string } }> });
     expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('').length).toBeGreaterThan(0);
   });
 
   it('lists models', async () => {
     const res = await req('/v1/models', { headers: { authorization: `Bearer ${KEYS.a1}` } });
-    expect(await res.json()).toEqual({ object: 'list', data: [{ id: 'm', object: 'model', created: 0, owned_by: 'sluice' }] });
+    expect(await res.json()).toEqual({
+      object: 'list',
+      data: [{ id: 'm', object: 'model', created: 0, owned_by: 'sluice' }],
+    });
   });
 
   it('healthz', async () => {
@@ -133,6 +180,10 @@ describe('edge: async requests', () => {
 
     const other = await req(path, { headers: { authorization: `Bearer ${KEYS.b1}` } });
     await expectError(other, 404, 'request_not_found');
-    await expectError(await req('/v1/requests/req_unknown', { headers: { authorization: `Bearer ${KEYS.a1}` } }), 404, 'request_not_found');
+    await expectError(
+      await req('/v1/requests/req_unknown', { headers: { authorization: `Bearer ${KEYS.a1}` } }),
+      404,
+      'request_not_found',
+    );
   });
 });

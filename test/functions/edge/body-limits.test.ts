@@ -26,7 +26,11 @@ const remaining = (res: Response) => Number(res.headers.get('x-ratelimit-remaini
 describe('body depth', () => {
   it.each([
     ['messages[].content', (d: string) => `{"model":"m","messages":[{"role":"user","content":${d}}]}`, 10_000],
-    ['a pass-through field', (d: string) => `{"model":"m","messages":[{"role":"user","content":"hi"}],"extra":${d}}`, 5_000],
+    [
+      'a pass-through field',
+      (d: string) => `{"model":"m","messages":[{"role":"user","content":"hi"}],"extra":${d}}`,
+      5_000,
+    ],
     ['the prompt', (d: string) => `{"model":"m","prompt":${d}}`, 100_000],
   ])('too deep in %s: 400 naming the limit, and nothing charged', async (_where, body, depth) => {
     const before = remaining(await sluice.app.request('/v1/chat/completions', chat(KEYS.a1)));
@@ -43,16 +47,25 @@ describe('body depth', () => {
   });
 
   it('names where the limit was passed', async () => {
-    const res = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x' }], tools: nested(40) }));
+    const res = await sluice.app.request(
+      '/v1/chat/completions',
+      chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x' }], tools: nested(40) }),
+    );
     const { error } = (await res.json()) as { error: { param: string } };
     expect(error.param).toMatch(/^tools\.0\.0\.0/);
   });
 
   it('a body exactly at the limit is served', async () => {
     // The body object is level 1; 15 arrays under `extra` make 16.
-    const res = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x' }], extra: nested(15) }));
+    const res = await sluice.app.request(
+      '/v1/chat/completions',
+      chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x' }], extra: nested(15) }),
+    );
     expect(res.status).toBe(200);
-    const over = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x' }], extra: nested(16) }));
+    const over = await sluice.app.request(
+      '/v1/chat/completions',
+      chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x' }], extra: nested(16) }),
+    );
     expect(over.status).toBe(400);
   });
 
@@ -60,11 +73,17 @@ describe('body depth', () => {
     const withAdmin = await startTestSluice({ adminKey: 'sk-admin' });
     try {
       const put = (body: string) =>
-        withAdmin.app.request('/admin/v1/limits', { method: 'PUT', headers: { authorization: 'Bearer sk-admin', 'content-type': 'application/json' }, body });
+        withAdmin.app.request('/admin/v1/limits', {
+          method: 'PUT',
+          headers: { authorization: 'Bearer sk-admin', 'content-type': 'application/json' },
+          body,
+        });
       const deep = await put(`{"target":{"level":"defaults"},"limits":{"rpm":${deepText(10_000)}}}`);
       expect(deep.status).toBe(400);
       expect(((await deep.json()) as { error: { code: string } }).error.code).toBe('body_too_deep');
-      const huge = await put(JSON.stringify({ target: { level: 'defaults' }, limits: { rpm: 1 }, pad: 'x'.repeat(100_000) }));
+      const huge = await put(
+        JSON.stringify({ target: { level: 'defaults' }, limits: { rpm: 1 }, pad: 'x'.repeat(100_000) }),
+      );
       expect(huge.status).toBe(413);
       expect((await withAdmin.app.request('/healthz')).status).toBe(200);
     } finally {
@@ -74,7 +93,8 @@ describe('body depth', () => {
 });
 
 describe('URLs the edge hands back', () => {
-  const asyncChat = (host: string) => chat(KEYS.a1, undefined, { prefer: 'respond-async', host, 'x-forwarded-host': host });
+  const asyncChat = (host: string) =>
+    chat(KEYS.a1, undefined, { prefer: 'respond-async', host, 'x-forwarded-host': host });
 
   it('are relative paths by default, whatever the Host header says', async () => {
     const res = await sluice.app.request('http://evil.example/v1/chat/completions', asyncChat('evil.example'));

@@ -6,19 +6,35 @@ const msgs = [{ role: 'user', content: 'x'.repeat(40) }];
 describe('estimateTokens', () => {
   it('chat: prompt plus the completion budget for every choice', () => {
     const one = estimateTokens('chat.completions', { model: 'm', messages: msgs, max_tokens: 100 }, 16);
-    expect(estimateTokens('chat.completions', { model: 'm', messages: msgs, max_tokens: 100, n: 3 }, 16)).toBe(one + 200);
-    expect(estimateTokens('chat.completions', { model: 'm', messages: msgs, max_completion_tokens: 10, max_tokens: 100 }, 16)).toBe(one - 90);
+    expect(estimateTokens('chat.completions', { model: 'm', messages: msgs, max_tokens: 100, n: 3 }, 16)).toBe(
+      one + 200,
+    );
+    expect(
+      estimateTokens(
+        'chat.completions',
+        { model: 'm', messages: msgs, max_completion_tokens: 10, max_tokens: 100 },
+        16,
+      ),
+    ).toBe(one - 90);
   });
 
   it('nulls fall back to the model default', () => {
     const fallback = estimateTokens('chat.completions', { model: 'm', messages: msgs }, 16);
-    expect(estimateTokens('chat.completions', { model: 'm', messages: msgs, max_tokens: null, max_completion_tokens: null, n: null }, 16)).toBe(fallback);
+    expect(
+      estimateTokens(
+        'chat.completions',
+        { model: 'm', messages: msgs, max_tokens: null, max_completion_tokens: null, n: null },
+        16,
+      ),
+    ).toBe(fallback);
   });
 
   it('completions: token ids count one each; every prompt of a batch gets its own choices', () => {
     expect(estimateTokens('completions', { model: 'm', prompt: [1, 2, 3], max_tokens: 10 }, 16)).toBe(3 + 10);
     expect(estimateTokens('completions', { model: 'm', prompt: [[1, 2], [3]], max_tokens: 10 }, 16)).toBe(3 + 2 * 10);
-    expect(estimateTokens('completions', { model: 'm', prompt: [[1, 2], [3]], max_tokens: 10, n: 2, best_of: 3 }, 16)).toBe(3 + 2 * 3 * 10);
+    expect(
+      estimateTokens('completions', { model: 'm', prompt: [[1, 2], [3]], max_tokens: 10, n: 2, best_of: 3 }, 16),
+    ).toBe(3 + 2 * 3 * 10);
     expect(estimateTokens('completions', { model: 'm', prompt: [1], max_tokens: 0 }, 16)).toBe(1);
   });
 
@@ -27,7 +43,19 @@ describe('estimateTokens', () => {
   });
 
   it('embeddings: the input only, token ids one each', () => {
-    expect(estimateTokens('embeddings', { model: 'm', input: [[1, 2], [3, 4, 5]] }, 16)).toBe(5);
+    expect(
+      estimateTokens(
+        'embeddings',
+        {
+          model: 'm',
+          input: [
+            [1, 2],
+            [3, 4, 5],
+          ],
+        },
+        16,
+      ),
+    ).toBe(5);
     expect(estimateTokens('embeddings', { model: 'm', input: 'x'.repeat(38) }, 16)).toBe(10);
   });
 
@@ -35,6 +63,8 @@ describe('estimateTokens', () => {
     const base = estimateTokens('responses', { model: 'm', input: 'x'.repeat(38) }, 16);
     expect(base).toBe(10 + 16);
     expect(estimateTokens('responses', { model: 'm', input: 'x'.repeat(38), max_output_tokens: 100 }, 16)).toBe(110);
-    expect(estimateTokens('responses', { model: 'm', input: 'x'.repeat(38), instructions: 'y'.repeat(38) }, 16)).toBe(base + 10);
+    expect(estimateTokens('responses', { model: 'm', input: 'x'.repeat(38), instructions: 'y'.repeat(38) }, 16)).toBe(
+      base + 10,
+    );
   });
 });

@@ -36,14 +36,21 @@ describe('createEdgeFromParts: settings read from the environment reach the edge
     const tooDeep = await app.request('/v1/chat/completions', chat(KEYS.a1, deep));
     expect(tooDeep.status).toBe(400);
     expect(JSON.stringify(await tooDeep.json())).toMatch(/8/);
-    const big = await app.request('/v1/chat/completions', chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(4096) }] }));
+    const big = await app.request(
+      '/v1/chat/completions',
+      chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(4096) }] }),
+    );
     expect(big.status).toBe(413);
   });
 
   it('status URLs from the public base URL, never the Host header', async () => {
     const res = await edge().request(
       '/v1/chat/completions',
-      chat(KEYS.batch, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { prefer: 'respond-async', host: 'evil.example' }),
+      chat(
+        KEYS.batch,
+        { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+        { prefer: 'respond-async', host: 'evil.example' },
+      ),
     );
     expect(res.status).toBe(202);
     expect(res.headers.get('location')).toMatch(/^https:\/\/llm\.example\.com\/v1\/requests\//);

@@ -17,7 +17,20 @@ const C1 = 'sk-test-c1';
 const BATCH = 25;
 const RUNS = 400; // BATCH x RUNS = 10,000 requests per run
 const BODY_LIMIT = 64 * 1024;
-const HOSTILE = [...Object.getOwnPropertyNames(Object.prototype), '__proto__', 'prototype', '', ' ', '..', '%', '%00', '\u0000', 'ta\n', '😀', 'a'.repeat(300)];
+const HOSTILE = [
+  ...Object.getOwnPropertyNames(Object.prototype),
+  '__proto__',
+  'prototype',
+  '',
+  ' ',
+  '..',
+  '%',
+  '%00',
+  '\u0000',
+  'ta\n',
+  '😀',
+  'a'.repeat(300),
+];
 
 let sluice: LocalSluice;
 beforeAll(async () => {
@@ -29,7 +42,10 @@ beforeAll(async () => {
     // Tenant tc / account c1 are never named by the generator: the health check after uses them.
     policy: (url) =>
       testPolicy(url, {
-        defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rate: 100_000, burst: 100_000, reservoir: 100_000 } },
+        defaults: {
+          ...defaultLimits,
+          accountModel: { ...defaultLimits.accountModel, rate: 100_000, burst: 100_000, reservoir: 100_000 },
+        },
         models: { m: { slots: 64, upstreams: [url], defaultMaxTokens: 16 } },
         tenants: { ta: {}, tb: {}, tc: {}, tp: {} },
         accounts: {
@@ -57,20 +73,53 @@ const jsonText = fc.oneof(
   { weight: 1, arbitrary: huge },
   { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
 );
-const content = fc.oneof({ weight: 4, arbitrary: fc.string({ maxLength: 50 }).map((s) => JSON.stringify(s)) }, { weight: 1, arbitrary: jsonText });
+const content = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ maxLength: 50 }).map((s) => JSON.stringify(s)) },
+  { weight: 1, arbitrary: jsonText },
+);
 const message = fc.record({ role: fc.constantFrom('user', 'user', 'system', '', 'constructor'), content });
-const messages = fc.array(message, { minLength: 1, maxLength: 3 }).map((ms) => `[${ms.map((m) => `{"role":${JSON.stringify(m.role)},"content":${m.content}}`).join(',')}]`);
-const field = fc.tuple(fc.constantFrom('max_tokens', 'stream', 'temperature', 'tools', '__proto__', 'constructor', 'prompt', 'input', 'extra'), jsonText);
+const messages = fc
+  .array(message, { minLength: 1, maxLength: 3 })
+  .map((ms) => `[${ms.map((m) => `{"role":${JSON.stringify(m.role)},"content":${m.content}}`).join(',')}]`);
+const field = fc.tuple(
+  fc.constantFrom(
+    'max_tokens',
+    'stream',
+    'temperature',
+    'tools',
+    '__proto__',
+    'constructor',
+    'prompt',
+    'input',
+    'extra',
+  ),
+  jsonText,
+);
 const inferenceBody = fc
-  .record({ model: fc.oneof({ weight: 3, arbitrary: fc.constant('m') }, { weight: 2, arbitrary: name }), messages, fields: fc.array(field, { maxLength: 2 }) })
-  .map(({ model, messages, fields }) => `{"model":${JSON.stringify(model)},"messages":${messages},"prompt":"hi","input":"hi"${fields.map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('')}}`);
+  .record({
+    model: fc.oneof({ weight: 3, arbitrary: fc.constant('m') }, { weight: 2, arbitrary: name }),
+    messages,
+    fields: fc.array(field, { maxLength: 2 }),
+  })
+  .map(
+    ({ model, messages, fields }) =>
+      `{"model":${JSON.stringify(model)},"messages":${messages},"prompt":"hi","input":"hi"${fields.map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('')}}`,
+  );
 const limitsBody = fc
   .record({
     target: fc.oneof(
-      fc.record({ level: fc.constantFrom('tenant', 'account', 'model', 'defaults', 'nope'), tenant: operatorName, account: operatorName, model: operatorName }),
+      fc.record({
+        level: fc.constantFrom('tenant', 'account', 'model', 'defaults', 'nope'),
+        tenant: operatorName,
+        account: operatorName,
+        model: operatorName,
+      }),
       fc.jsonValue({ maxDepth: 2 }),
     ),
-    limits: fc.oneof(fc.record({ rpm: fc.integer({ min: -5, max: 100_000 }), tpm: fc.integer({ min: 1_000, max: 10_000_000 }) }), fc.jsonValue({ maxDepth: 2 })),
+    limits: fc.oneof(
+      fc.record({ rpm: fc.integer({ min: -5, max: 100_000 }), tpm: fc.integer({ min: 1_000, max: 10_000_000 }) }),
+      fc.jsonValue({ maxDepth: 2 }),
+    ),
   })
   .map((b) => JSON.stringify(b));
 const body = fc.oneof(
@@ -82,16 +131,38 @@ const body = fc.oneof(
 
 const seg = (s: fc.Arbitrary<string>) => s.map((v) => (v === '' ? v : encodeURIComponent(v)));
 const path = fc.oneof(
-  fc.constantFrom('/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/models', '/admin/v1/policy', '/admin/v1/reservations', '/admin/v1/limits'),
+  fc.constantFrom(
+    '/v1/chat/completions',
+    '/v1/completions',
+    '/v1/embeddings',
+    '/v1/models',
+    '/admin/v1/policy',
+    '/admin/v1/reservations',
+    '/admin/v1/limits',
+  ),
   fc.tuple(fc.constantFrom('/v1/requests/', '/admin/v1/reservations/'), seg(name)).map(([p, id]) => p + id),
   fc
     .tuple(fc.constantFrom('tenants', 'accounts'), seg(operatorName), fc.constantFrom('pause', 'resume', 'x'))
     .map(([kind, id, action]) => `/admin/v1/${kind}/${id}/${action}`),
   fc.tuple(seg(name), seg(name)).map(([a, b]) => `/admin/v1/limits?account=${a}&model=${b}`),
-  fc.tuple(fc.constantFrom('/v1/', '/admin/v1/', '/v1/requests/'), fc.constantFrom('%', '%E0%A4%A', '..%2F..', '%2e%2e/', '/x//y', '?a=%zz', '%00')).map(([p, s]) => p + s),
+  fc
+    .tuple(
+      fc.constantFrom('/v1/', '/admin/v1/', '/v1/requests/'),
+      fc.constantFrom('%', '%E0%A4%A', '..%2F..', '%2e%2e/', '/x//y', '?a=%zz', '%00'),
+    )
+    .map(([p, s]) => p + s),
 );
-const printable = fc.string({ maxLength: 40, unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) });
-const validKey = fc.constantFrom(`Bearer ${KEYS.a1}`, `Bearer ${KEYS.a2}`, `Bearer ${KEYS.b1}`, `Bearer ${KEYS.batch}`, `bearer   ${KEYS.a1}  `);
+const printable = fc.string({
+  maxLength: 40,
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+});
+const validKey = fc.constantFrom(
+  `Bearer ${KEYS.a1}`,
+  `Bearer ${KEYS.a2}`,
+  `Bearer ${KEYS.b1}`,
+  `Bearer ${KEYS.batch}`,
+  `bearer   ${KEYS.a1}  `,
+);
 const headers = fc.record(
   {
     authorization: fc.oneof(
@@ -100,7 +171,10 @@ const headers = fc.record(
       { weight: 1, arbitrary: printable.map((s) => `Bearer ${s}`) },
     ),
     'content-type': fc.oneof(
-      { weight: 8, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/vnd.x+json') },
+      {
+        weight: 8,
+        arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/vnd.x+json'),
+      },
       { weight: 1, arbitrary: fc.constantFrom('text/plain', '', 'application/jsonx', 'multipart/form-data') },
     ),
     prefer: fc.constantFrom('respond-async', 'respond-async, wait=5', 'wait=1', ''),
@@ -111,21 +185,36 @@ const headers = fc.record(
 );
 /** Mostly a route's own method with its own kind of body; the rest anything against anything. */
 const wellFormed = fc.oneof(
-  fc.record({ method: fc.constant('POST'), path: fc.constantFrom('/v1/chat/completions', '/v1/completions', '/v1/embeddings'), body: inferenceBody }),
+  fc.record({
+    method: fc.constant('POST'),
+    path: fc.constantFrom('/v1/chat/completions', '/v1/completions', '/v1/embeddings'),
+    body: inferenceBody,
+  }),
   fc.record({ method: fc.constant('PUT'), path: fc.constant('/admin/v1/limits'), body: limitsBody }),
   fc.record({ method: fc.constantFrom('GET', 'POST', 'DELETE'), path, body: fc.constant(undefined) }),
 );
-const anything = fc.record({ method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'), path, body });
+const anything = fc.record({
+  method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'),
+  path,
+  body,
+});
 const request = fc
   .tuple(fc.oneof({ weight: 7, arbitrary: wellFormed }, { weight: 3, arbitrary: anything }), headers, fc.boolean())
-  .map(([r, h, asAdmin]) => ({ ...r, headers: asAdmin && r.path.startsWith('/admin/') ? { ...h, authorization: `Bearer ${ADMIN}` } : h }));
+  .map(([r, h, asAdmin]) => ({
+    ...r,
+    headers: asAdmin && r.path.startsWith('/admin/') ? { ...h, authorization: `Bearer ${ADMIN}` } : h,
+  }));
 
 type Generated = typeof request extends fc.Arbitrary<infer T> ? T : never;
 const statuses = new Map<number, number>();
 
 async function send(r: Generated): Promise<void> {
   const hasBody = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD';
-  const res = await sluice.app.request(r.path, { method: r.method, headers: r.headers, body: hasBody ? r.body : undefined });
+  const res = await sluice.app.request(r.path, {
+    method: r.method,
+    headers: r.headers,
+    body: hasBody ? r.body : undefined,
+  });
   const text = await res.text();
   statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
   const where = `${r.method} ${r.path} -> ${res.status}: ${text.slice(0, 300)}`;
@@ -154,7 +243,8 @@ describe('fuzz: generated requests across /v1 and /admin/v1', () => {
     expect(sent).toBeGreaterThanOrEqual(10_000);
     // The generator reaches past validation: served, queued, refused by limits, not found, unauthorized, too large.
     console.log('fuzz statuses', JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b))));
-    for (const status of [200, 202, 400, 401, 404, 413, 415]) expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0);
+    for (const status of [200, 202, 400, 401, 404, 413, 415])
+      expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0);
 
     expect(({} as Record<string, unknown>).paused).toBeUndefined();
     expect(() => parsePolicy(JSON.parse(JSON.stringify(sluice.policy())))).not.toThrow();

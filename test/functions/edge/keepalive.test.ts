@@ -14,7 +14,10 @@ afterAll(() => sluice.close());
 
 // A long prompt: its prefill, slowed down, keeps the answer past the keepalive interval.
 const ask = (extra: Record<string, unknown> = {}, content = 'word '.repeat(3000)) =>
-  sluice.app.request('/v1/chat/completions', chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content }], max_tokens: 8, ...extra }));
+  sluice.app.request(
+    '/v1/chat/completions',
+    chat(KEYS.a1, { model: 'm', messages: [{ role: 'user', content }], max_tokens: 8, ...extra }),
+  );
 
 describe('edge keepalive: an answer slower than the keepalive interval is not left silent', () => {
   it('within: the value when it comes first, undefined when the interval passes first', async () => {

@@ -13,7 +13,9 @@ type ErrorBody = { error: { code: string; type: string; message: string } };
 
 describe('edge: limits', () => {
   it('429 with Retry-After and a machine-readable reason once the account window is full', async () => {
-    sluice = await startTestSluice({ overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 2 } } } });
+    sluice = await startTestSluice({
+      overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 2 } } },
+    });
     expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
     expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
     const res = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1));
@@ -29,9 +31,12 @@ describe('edge: limits', () => {
   });
 
   it('team-wide: the tenant limit stops accounts that are each under their own', async () => {
-    sluice = await startTestSluice({ overrides: { defaults: { ...defaultLimits, tenant: { ...defaultLimits.tenant, rpm: 3 } } } });
+    sluice = await startTestSluice({
+      overrides: { defaults: { ...defaultLimits, tenant: { ...defaultLimits.tenant, rpm: 3 } } },
+    });
     const statuses = [];
-    for (const key of [KEYS.a1, KEYS.a2, KEYS.a1, KEYS.a2]) statuses.push((await sluice.app.request('/v1/chat/completions', chat(key))).status);
+    for (const key of [KEYS.a1, KEYS.a2, KEYS.a1, KEYS.a2])
+      statuses.push((await sluice.app.request('/v1/chat/completions', chat(key))).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     // The other tenant has its own window.
     expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.b1))).status).toBe(200);
@@ -53,13 +58,19 @@ describe('edge: limits', () => {
 
   it('the reservoir refuses when too many requests already wait in the LiteTopic', async () => {
     sluice = await startTestSluice({
-      overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, reservoir: 2, rate: 0.5, burst: 1 } } },
+      overrides: {
+        defaults: {
+          ...defaultLimits,
+          accountModel: { ...defaultLimits.accountModel, reservoir: 2, rate: 0.5, burst: 1 },
+        },
+      },
     });
     // A first request spends the bucket's only token, so the next ones wait ~2 s in the LiteTopic.
     expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
     const async = { prefer: 'respond-async' };
     const codes = [];
-    for (let i = 0; i < 2; i++) codes.push((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, undefined, async))).status);
+    for (let i = 0; i < 2; i++)
+      codes.push((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, undefined, async))).status);
     expect(codes).toEqual([202, 202]);
     const fourth = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, undefined, async));
     expect(fourth.status).toBe(429);
@@ -67,9 +78,12 @@ describe('edge: limits', () => {
   });
 
   it('a realtime account near its limit is admitted with a warning header', async () => {
-    sluice = await startTestSluice({ overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 5 } } } });
+    sluice = await startTestSluice({
+      overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 5 } } },
+    });
     const warnings = [];
-    for (let i = 0; i < 5; i++) warnings.push((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).headers.get('x-sluice-warning'));
+    for (let i = 0; i < 5; i++)
+      warnings.push((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).headers.get('x-sluice-warning'));
     expect(warnings.slice(0, 3)).toEqual([null, null, null]);
     expect(warnings[3]).toMatch(/account-model requests at 80% of 5 per minute/);
     expect(warnings[4]).toMatch(/100%/);
@@ -98,7 +112,10 @@ describe('edge + dispatcher: failures', () => {
     sluice = await startTestSluice({
       overrides: {
         // An explicit reservoir: the derived one (1/s x 300 ms) would refuse the second request up front.
-        defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rate: 1, burst: 1, reservoir: 10 } },
+        defaults: {
+          ...defaultLimits,
+          accountModel: { ...defaultLimits.accountModel, rate: 1, burst: 1, reservoir: 10 },
+        },
         tiers: {
           realtime: { weight: 6, share: 0.6, overQuota: 'reject', maxQueueWaitMs: 300 },
           batch: { weight: 2, share: 0.25, overQuota: 'degrade', maxQueueWaitMs: 300 },

@@ -41,20 +41,37 @@ describe.each(NAMES)('the name %s', (name) => {
       ['/v1/completions', { model: name, prompt: 'hi' }],
       ['/v1/embeddings', { model: name, input: 'hi' }],
     ];
-    for (const [route, body] of bodies) await expectError(await sluice.app.request(route, chat(KEYS.a1, body)), 404, 'model_not_found');
+    for (const [route, body] of bodies)
+      await expectError(await sluice.app.request(route, chat(KEYS.a1, body)), 404, 'model_not_found');
   });
 
   it('is an unknown API key, request id, tenant, account, model and booking', async () => {
-    await expectError(await sluice.app.request('/v1/models', { headers: { authorization: `Bearer ${name}` } }), 401, 'invalid_api_key');
+    await expectError(
+      await sluice.app.request('/v1/models', { headers: { authorization: `Bearer ${name}` } }),
+      401,
+      'invalid_api_key',
+    );
     const key = { headers: { authorization: `Bearer ${KEYS.a1}` } };
     await expectError(await sluice.app.request(`/v1/requests/${path(name)}`, key), 404, 'request_not_found');
     for (const kind of ['tenants', 'accounts']) {
       for (const action of ['pause', 'resume']) {
-        await expectError(await sluice.app.request(`/admin/v1/${kind}/${path(name)}/${action}`, admin('POST')), 404, 'not_found');
+        await expectError(
+          await sluice.app.request(`/admin/v1/${kind}/${path(name)}/${action}`, admin('POST')),
+          404,
+          'not_found',
+        );
       }
     }
-    await expectError(await sluice.app.request(`/admin/v1/limits?account=${path(name)}&model=m`, admin('GET')), 404, 'not_found');
-    await expectError(await sluice.app.request(`/admin/v1/limits?account=a1&model=${path(name)}`, admin('GET')), 404, 'not_found');
+    await expectError(
+      await sluice.app.request(`/admin/v1/limits?account=${path(name)}&model=m`, admin('GET')),
+      404,
+      'not_found',
+    );
+    await expectError(
+      await sluice.app.request(`/admin/v1/limits?account=a1&model=${path(name)}`, admin('GET')),
+      404,
+      'not_found',
+    );
     const targets = [
       { level: 'tenant', tenant: name },
       { level: 'tenant', tenant: 'ta', model: name },
@@ -62,7 +79,11 @@ describe.each(NAMES)('the name %s', (name) => {
       { level: 'model', model: name },
     ];
     for (const target of targets) {
-      await expectError(await sluice.app.request('/admin/v1/limits', admin('PUT', { target, limits: { rpm: 5 } })), 404, 'not_found');
+      await expectError(
+        await sluice.app.request('/admin/v1/limits', admin('PUT', { target, limits: { rpm: 5 } })),
+        404,
+        'not_found',
+      );
     }
     const now = Date.now();
     for (const booking of [
@@ -73,7 +94,11 @@ describe.each(NAMES)('the name %s', (name) => {
       expect([400, 409]).toContain(res.status);
       await expectError(res, res.status);
     }
-    await expectError(await sluice.app.request(`/admin/v1/reservations/${path(name)}`, admin('DELETE')), 404, 'not_found');
+    await expectError(
+      await sluice.app.request(`/admin/v1/reservations/${path(name)}`, admin('DELETE')),
+      404,
+      'not_found',
+    );
   });
 });
 

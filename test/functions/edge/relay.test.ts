@@ -1,8 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { endsWithDone, streamRelay } from '../../../functions/edge/relay.js';
 
-const chunk = (extra: object) => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }], ...extra });
-const usageChunk = JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } });
+const chunk = (extra: object) =>
+  JSON.stringify({
+    id: 'c',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }],
+    ...extra,
+  });
+const usageChunk = JSON.stringify({
+  id: 'c',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices: [],
+  usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+});
 
 describe('streamRelay', () => {
   it('without include_usage: drops the usage chunk and the usage field Sluice asked for', () => {

@@ -22,7 +22,13 @@ async function fetchPing(): Promise<boolean> {
 
 async function sluiceOnRedis(mode: FailureMode) {
   const client = await connectRedis(inject('redisUrl'), 200);
-  const store = createGuardedStore({ primary: await createTcpStore({ redis: client }), clock: systemClock, mode, timeoutMs: 200, probeIntervalMs: 200 });
+  const store = createGuardedStore({
+    primary: await createTcpStore({ redis: client }),
+    clock: systemClock,
+    mode,
+    timeoutMs: 200,
+    probeIntervalMs: 200,
+  });
   guarded = store;
   return startTestSluice({ store });
 }

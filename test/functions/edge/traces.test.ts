@@ -14,7 +14,15 @@ async function setup() {
   const clock = new VirtualClock(1_000);
   const store = createEmbeddedStore(clock);
   const sink = createAggregateSink({ store, clock, instance: 'edge-1', role: 'edge' });
-  sink.onAdmission({ outcome: 'admitted', id: 'r1', tenant: 't', account: 'a', tier: 'batch', model: 'm', liteTopic: 'batch-t-m' });
+  sink.onAdmission({
+    outcome: 'admitted',
+    id: 'r1',
+    tenant: 't',
+    account: 'a',
+    tier: 'batch',
+    model: 'm',
+    liteTopic: 'batch-t-m',
+  });
   const envelope = { id: 'r1', tier: 'batch', tenant: 't', model: 'm', liteTopic: 'batch-t-m' };
   sink.onDispatch({ type: 'suspended', envelope, ms: 100, cause: 'capacity' });
   sink.onDispatch({ type: 'started', envelope, queueWaitMs: 100 });
@@ -29,7 +37,8 @@ async function setup() {
 describe('GET /admin/v1/requests/:id/trace', () => {
   it('needs the admin key, answers 404 for unknown or oversized ids, and lists the steps', async () => {
     const app = await setup();
-    const get = (id: string, key = KEY) => app.request(`/admin/v1/requests/${id}/trace`, { headers: { authorization: `Bearer ${key}` } });
+    const get = (id: string, key = KEY) =>
+      app.request(`/admin/v1/requests/${id}/trace`, { headers: { authorization: `Bearer ${key}` } });
     expect((await get('r1', 'sk-wrong-key-000000')).status).toBe(401);
     expect((await app.request('/admin/v1/requests/r1/trace')).status).toBe(401);
     const missing = await get('nope');
@@ -45,7 +54,12 @@ describe('GET /admin/v1/requests/:id/trace', () => {
   it('sluice trace prints the timeline, one line per step', async () => {
     const app = await setup();
     const lines: string[] = [];
-    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), env: {}, fetch: ((url: string, init?: RequestInit) => app.request(new URL(url).pathname, init)) as typeof fetch };
+    const io = {
+      out: (l: string) => lines.push(l),
+      err: (l: string) => lines.push(l),
+      env: {},
+      fetch: ((url: string, init?: RequestInit) => app.request(new URL(url).pathname, init)) as typeof fetch,
+    };
     expect(await traceCommand('r1', { url: 'http://edge', 'admin-key': KEY }, io)).toBe(0);
     expect(lines).toHaveLength(5);
     expect(lines[2]).toMatch(/suspended .*Suspend 100 ms \(waiting for a GPU slot\)/);

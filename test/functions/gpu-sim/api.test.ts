@@ -40,7 +40,13 @@ describe('gpu-sim answers', () => {
       model: 'sim-llm',
       messages: [
         { role: 'system', content: 'abcde' },
-        { role: 'user', content: [{ type: 'text', text: 'fgh' }, { type: 'text', text: 'ij' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'fgh' },
+            { type: 'text', text: 'ij' },
+          ],
+        },
       ],
     };
     const { json } = await complete(lab(), CHAT, body);
@@ -62,15 +68,22 @@ describe('gpu-sim answers', () => {
     const uncapped = await complete(lab(), CHAT, chatBody('cap me', { max_tokens: 1000 }));
     expect(uncapped.json.choices[0].finish_reason).toBe('stop');
     // A cap cuts the same answer short rather than choosing another one.
-    expect(uncapped.json.choices[0].message.content.startsWith(capped.json.choices[0].message.content.slice(0, -1))).toBe(
-      true,
-    );
+    expect(
+      uncapped.json.choices[0].message.content.startsWith(capped.json.choices[0].message.content.slice(0, -1)),
+    ).toBe(true);
   });
 
   it('answers legacy completions with a text_completion', async () => {
-    const { status, json } = await complete(lab(), '/v1/completions', { model: 'sim-llm', prompt: 'abcdefgh', max_tokens: 5 });
+    const { status, json } = await complete(lab(), '/v1/completions', {
+      model: 'sim-llm',
+      prompt: 'abcdefgh',
+      max_tokens: 5,
+    });
     expect(status).toBe(200);
-    expect(json).toMatchObject({ object: 'text_completion', usage: { prompt_tokens: 2, completion_tokens: 5, total_tokens: 7 } });
+    expect(json).toMatchObject({
+      object: 'text_completion',
+      usage: { prompt_tokens: 2, completion_tokens: 5, total_tokens: 7 },
+    });
     expect(json.choices[0]).toMatchObject({ index: 0, finish_reason: 'length', text: expect.any(String) });
   });
 
@@ -90,7 +103,16 @@ describe('gpu-sim answers', () => {
     expect((await health.json()).status).toBe('ok');
     const stats = await (await l.sim.app.request('/stats')).json();
     expect(stats).toEqual(l.sim.stats());
-    expect(stats).toMatchObject({ slots: 8, queueLimit: 16, slotsBusy: 0, queueLength: 0, served: 0, rejected429: 0, rejected503: 0, peakBusy: 0 });
+    expect(stats).toMatchObject({
+      slots: 8,
+      queueLimit: 16,
+      slotsBusy: 0,
+      queueLength: 0,
+      served: 0,
+      rejected429: 0,
+      rejected503: 0,
+      peakBusy: 0,
+    });
     l.sim.close();
     expect((await l.sim.app.request('/healthz')).status).toBe(503);
   });
@@ -104,7 +126,12 @@ describe('gpu-sim errors', () => {
       const { status, json } = await complete(l, path, body);
       expect(status).toBe(404);
       expect(json).toEqual({
-        error: { message: 'The model `gpt-nope` does not exist.', type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
+        error: {
+          message: 'The model `gpt-nope` does not exist.',
+          type: 'invalid_request_error',
+          param: 'model',
+          code: 'model_not_found',
+        },
       });
     }
     expect(l.sim.stats().peakBusy).toBe(0);
@@ -114,7 +141,9 @@ describe('gpu-sim errors', () => {
     const l = lab();
     const bad = await complete(l, CHAT, '{"model": "sim-llm", ');
     expect(bad.status).toBe(400);
-    expect(bad.json).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: 'invalid_json' } });
+    expect(bad.json).toEqual({
+      error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: 'invalid_json' },
+    });
 
     const noMessages = await complete(l, CHAT, { model: 'sim-llm' });
     expect(noMessages.status).toBe(400);
@@ -148,7 +177,9 @@ describe('gpu-sim embeddings', () => {
   it('returns deterministic unit vectors, one per input, after a short time on a slot', async () => {
     const l = lab({ embeddingDims: 8, embeddingBaseMs: 5, prefillMsPerKToken: 40 });
     const t0 = l.clock.now();
-    const p = tracker(l.clock)(post(l.sim, '/v1/embeddings', { model: 'sim-llm', input: ['abcd'.repeat(250), 'other'] }));
+    const p = tracker(l.clock)(
+      post(l.sim, '/v1/embeddings', { model: 'sim-llm', input: ['abcd'.repeat(250), 'other'] }),
+    );
     await l.clock.advance(1);
     expect(l.sim.stats().slotsBusy).toBe(1);
     await drain(l.clock);
@@ -171,7 +202,12 @@ describe('gpu-sim embeddings', () => {
   it('honours dimensions and base64 encoding', async () => {
     const plain = await complete(lab(), '/v1/embeddings', { model: 'sim-llm', input: 'hello', dimensions: 16 });
     expect(plain.json.data[0].embedding).toHaveLength(16);
-    const b64 = await complete(lab(), '/v1/embeddings', { model: 'sim-llm', input: 'hello', dimensions: 16, encoding_format: 'base64' });
+    const b64 = await complete(lab(), '/v1/embeddings', {
+      model: 'sim-llm',
+      input: 'hello',
+      dimensions: 16,
+      encoding_format: 'base64',
+    });
     const buf = Buffer.from(b64.json.data[0].embedding, 'base64');
     const floats = Array.from({ length: buf.length / 4 }, (_, i) => buf.readFloatLE(i * 4));
     floats.forEach((f, i) => expect(f).toBeCloseTo(plain.json.data[0].embedding[i], 5));
@@ -208,7 +244,8 @@ describe('gpu-sim fault injection', () => {
 
     const fromOptions = lab({ failureRate: 0.5, failureStatus: 429 });
     const r = [];
-    for (let i = 0; i < 4; i++) r.push((await complete(fromOptions, CHAT, chatBody(`o${i}`, { max_tokens: 1 }))).status);
+    for (let i = 0; i < 4; i++)
+      r.push((await complete(fromOptions, CHAT, chatBody(`o${i}`, { max_tokens: 1 }))).status);
     expect(r).toEqual([200, 429, 200, 429]);
   });
 });

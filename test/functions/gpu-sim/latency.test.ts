@@ -3,7 +3,14 @@ import { chatBody, drain, lab, post, tracker } from './harness.js';
 
 const CHAT = '/v1/chat/completions';
 // 4000 characters = 1000 prompt tokens; a fixed 64-token answer makes the arithmetic exact.
-const fixed = { slots: 8, baseTokenMs: 20, prefillMsPerKToken: 40, contentionFactor: 1, minOutputTokens: 64, maxOutputTokens: 64 };
+const fixed = {
+  slots: 8,
+  baseTokenMs: 20,
+  prefillMsPerKToken: 40,
+  contentionFactor: 1,
+  minOutputTokens: 64,
+  maxOutputTokens: 64,
+};
 const prompt = (tag: string) => tag.padEnd(4000, '.');
 
 async function timeOf(options: Record<string, unknown>, concurrent: number): Promise<number[]> {

@@ -11,9 +11,27 @@ const value = (text: string, name: string) => {
 describe('gpu-sim: vLLM-style Prometheus metrics', () => {
   it('reports running and waiting sequences, KV-cache use and tokens as vLLM names them', async () => {
     const clock = new VirtualClock(0);
-    const gpu = createGpuSim({ clock, slots: 2, queueLimit: 4, baseTokenMs: 10, minOutputTokens: 50, maxOutputTokens: 50, kvCacheTokens: 1_000 });
-    const body = JSON.stringify({ model: 'sim-llm', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 50 });
-    const calls = Array.from({ length: 3 }, () => gpu.app.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+    const gpu = createGpuSim({
+      clock,
+      slots: 2,
+      queueLimit: 4,
+      baseTokenMs: 10,
+      minOutputTokens: 50,
+      maxOutputTokens: 50,
+      kvCacheTokens: 1_000,
+    });
+    const body = JSON.stringify({
+      model: 'sim-llm',
+      messages: [{ role: 'user', content: 'hello there' }],
+      max_tokens: 50,
+    });
+    const calls = Array.from({ length: 3 }, () =>
+      gpu.app.request('/v1/chat/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      }),
+    );
     await clock.advance(10);
     const during = await (await gpu.app.request('/metrics')).text();
     expect(value(during, VLLM_METRICS.running)).toBe(2);

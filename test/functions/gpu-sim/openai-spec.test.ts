@@ -25,7 +25,12 @@ async function stream(path: string, body: unknown) {
 
 describe('gpu-sim: the OpenAI document', () => {
   it('responses, sync: a Response object with usage', async () => {
-    const { status, body } = await json('/v1/responses', { model: 'sim-llm', input: [{ role: 'user', content: 'hi' }], instructions: 'brief', max_output_tokens: null });
+    const { status, body } = await json('/v1/responses', {
+      model: 'sim-llm',
+      input: [{ role: 'user', content: 'hi' }],
+      instructions: 'brief',
+      max_output_tokens: null,
+    });
     expect(status).toBe(200);
     expect(violations('Response', body)).toEqual([]);
     expect(body.status).toBe('completed');
@@ -50,7 +55,12 @@ describe('gpu-sim: the OpenAI document', () => {
   });
 
   it('completions: token-id, batched and null prompts, and max_tokens 0', async () => {
-    for (const body of [{ prompt: [1, 2, 3] }, { prompt: [[1], [2, 3]] }, { prompt: null }, { prompt: 'x', max_tokens: 0 }]) {
+    for (const body of [
+      { prompt: [1, 2, 3] },
+      { prompt: [[1], [2, 3]] },
+      { prompt: null },
+      { prompt: 'x', max_tokens: 0 },
+    ]) {
       const res = await json('/v1/completions', { model: 'sim-llm', ...body });
       expect(res.status).toBe(200);
       expect(violations('CreateCompletionResponse', res.body)).toEqual([]);
@@ -58,9 +68,15 @@ describe('gpu-sim: the OpenAI document', () => {
   });
 
   it('chat streams: no usage field unless asked; when asked, null on each chunk and a closing usage chunk', async () => {
-    const plain = (await stream('/v1/chat/completions', chatBody('hi', { stream: true, stream_options: null }))).slice(0, -1).map((d) => JSON.parse(d) as object);
+    const plain = (await stream('/v1/chat/completions', chatBody('hi', { stream: true, stream_options: null })))
+      .slice(0, -1)
+      .map((d) => JSON.parse(d) as object);
     for (const c of plain) expect(c).not.toHaveProperty('usage');
-    const counted = (await stream('/v1/chat/completions', chatBody('hi', { stream: true, stream_options: { include_usage: true } }))).slice(0, -1).map((d) => JSON.parse(d) as { usage: unknown; choices: unknown[] });
+    const counted = (
+      await stream('/v1/chat/completions', chatBody('hi', { stream: true, stream_options: { include_usage: true } }))
+    )
+      .slice(0, -1)
+      .map((d) => JSON.parse(d) as { usage: unknown; choices: unknown[] });
     for (const c of counted) expect(violations('CreateChatCompletionStreamResponse', c)).toEqual([]);
     expect(counted.at(-1)!.choices).toEqual([]);
     expect(counted.slice(0, -1).every((c) => c.usage === null)).toBe(true);

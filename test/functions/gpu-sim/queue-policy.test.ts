@@ -6,7 +6,14 @@ const CHAT = '/v1/chat/completions';
 // The engine-queue modes the lab's baselines run: vLLM's unbounded waiting queue, FCFS or by priority.
 describe('gpu-sim engine queue', () => {
   it('unbounded and without a timeout: everyone waits, in arrival order, and the wait grows with the queue', async () => {
-    const { clock, sim } = lab({ slots: 2, queueLimit: null, maxQueueWaitMs: null, baseTokenMs: 20, minOutputTokens: 64, maxOutputTokens: 64 });
+    const { clock, sim } = lab({
+      slots: 2,
+      queueLimit: null,
+      maxQueueWaitMs: null,
+      baseTokenMs: 20,
+      minOutputTokens: 64,
+      maxOutputTokens: 64,
+    });
     const t0 = clock.now();
     const track = tracker(clock);
     const pending = [];
@@ -53,12 +60,23 @@ describe('gpu-sim engine queue', () => {
     const { clock, sim } = lab({ slots: 1, queueLimit: null, maxQueueWaitMs: null, queuePolicy: 'priority' });
     const track = tracker(clock);
     const sent: Record<string, Promise<{ res: Response; at: number; order: number }>> = {};
-    for (const [name, priority] of [['X', 5], ['A', 2], ['B', 0], ['C', 1], ['D', 0], ['E', 2]] as const) {
+    for (const [name, priority] of [
+      ['X', 5],
+      ['A', 2],
+      ['B', 0],
+      ['C', 1],
+      ['D', 0],
+      ['E', 2],
+    ] as const) {
       sent[name] = track(post(sim, CHAT, chatBody(`prompt ${name}`, { priority })));
       await clock.advance(0);
     }
     await drain(clock);
-    const order = Object.entries(await Promise.all(Object.values(sent)).then((d) => Object.fromEntries(Object.keys(sent).map((k, i) => [k, d[i]!]))))
+    const order = Object.entries(
+      await Promise.all(Object.values(sent)).then((d) =>
+        Object.fromEntries(Object.keys(sent).map((k, i) => [k, d[i]!])),
+      ),
+    )
       .sort(([, a], [, b]) => a.order - b.order)
       .map(([name, d]) => `${name}${d.res.status}`);
     // X was running when the others came: it finishes first, whatever its priority.
@@ -69,7 +87,11 @@ describe('gpu-sim engine queue', () => {
     const { sim } = lab({ queuePolicy: 'fcfs' });
     const refused = await post(sim, CHAT, chatBody('urgent', { priority: -1 }));
     expect(refused.status).toBe(400);
-    expect((await refused.json()).error).toMatchObject({ type: 'invalid_request_error', code: 'priority_not_enabled', param: 'priority' });
+    expect((await refused.json()).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'priority_not_enabled',
+      param: 'priority',
+    });
     const bad = await post(sim, CHAT, chatBody('urgent', { priority: 'high' }));
     expect(bad.status).toBe(400);
     const { clock, sim: sim2 } = lab({ queuePolicy: 'fcfs' });

@@ -8,7 +8,8 @@ function tickingClock(): Clock {
   return { now: () => t++, setTimer: () => () => {} };
 }
 
-const pool = (clock: Clock, slots: number) => new SlotPool({ clock, slots, queueLimit: null, maxQueueWaitMs: null, initialHoldMs: 100 });
+const pool = (clock: Clock, slots: number) =>
+  new SlotPool({ clock, slots, queueLimit: null, maxQueueWaitMs: null, initialHoldMs: 100 });
 
 describe('SlotPool leases say whether the request queued', () => {
   it('a request granted at once did not queue, however the clock ticks between reads', async () => {

@@ -32,7 +32,9 @@ describe('npm start: one batch account on an idle 8-slot model', () => {
     expect(sluice.gpu.stats().served).toBe(40);
     const metrics = await (await fetch(`${sluice.url}/metrics`)).text();
     expect(metrics).toContain('# HELP sluice_suspended_total');
-    const capacity = metrics.split('\n').find((l) => l.startsWith('sluice_suspended_total') && l.includes('cause="capacity"'));
+    const capacity = metrics
+      .split('\n')
+      .find((l) => l.startsWith('sluice_suspended_total') && l.includes('cause="capacity"'));
     expect(capacity === undefined || Number(capacity.split(' ').at(-1)) === 0, capacity).toBe(true);
   });
 });

@@ -16,7 +16,21 @@ describe('npm start stops in bounded time', () => {
   it('40 batch requests on 8 slots, then SIGINT: exits within the drain time, every client answered', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'functions/local/main.ts', '--port', '0', '--gpu-port', '0', '--gpu-slots', '8', '--drain-ms', String(DRAIN_MS), '--log-level', 'warn'],
+      [
+        '--import',
+        'tsx',
+        'functions/local/main.ts',
+        '--port',
+        '0',
+        '--gpu-port',
+        '0',
+        '--gpu-slots',
+        '8',
+        '--drain-ms',
+        String(DRAIN_MS),
+        '--log-level',
+        'warn',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -24,14 +38,18 @@ describe('npm start stops in bounded time', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      for (let i = 0; i < 1_200 && !/running at (http:\/\/\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 1_200 && !/running at (http:\/\/\S+)/.test(out); i++)
+        await new Promise((r) => setTimeout(r, 50));
       const url = /running at (http:\/\/\S+)/.exec(out)![1]!;
       const answers = Array.from({ length: 40 }, (_, i) =>
         fetch(`${url}/v1/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${DEMO_KEYS.batch}`, 'content-type': 'application/json' },
           body: JSON.stringify({ model: DEMO_MODEL, messages: [{ role: 'user', content: `request ${i}` }] }),
-        }).then(async (r) => ({ status: r.status, code: r.ok ? null : ((await r.json()) as { error: { code: string } }).error.code })),
+        }).then(async (r) => ({
+          status: r.status,
+          code: r.ok ? null : ((await r.json()) as { error: { code: string } }).error.code,
+        })),
       );
       await new Promise((r) => setTimeout(r, 1_000));
       const stopAt = Date.now();
@@ -69,7 +87,10 @@ describe('LocalSluice.close', () => {
 
   it('past the drain time, clients still waiting are answered 503 shutting_down', async () => {
     // A GPU slow enough that nothing finishes within the drain time.
-    const sluice = await startTestSluice({ drainMs: 300, gpu: { models: ['m'], slots: 4, baseTokenMs: 2_000, minOutputTokens: 4, maxOutputTokens: 4 } });
+    const sluice = await startTestSluice({
+      drainMs: 300,
+      gpu: { models: ['m'], slots: 4, baseTokenMs: 2_000, minOutputTokens: 4, maxOutputTokens: 4 },
+    });
     const send = () => sluice.app.request('/v1/chat/completions', chat(KEYS.a1));
     const answers = Array.from({ length: 6 }, send);
     await new Promise((r) => setTimeout(r, 200));

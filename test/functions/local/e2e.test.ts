@@ -14,7 +14,10 @@ describe('end to end with the official openai client', () => {
   afterAll(() => sluice.close());
 
   it('sync chat completion', async () => {
-    const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Say hello' }] });
+    const completion = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
     expect(completion.object).toBe('chat.completion');
     expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
     expect(completion.usage?.total_tokens).toBeGreaterThan(0);
@@ -30,7 +33,9 @@ describe('end to end with the official openai client', () => {
   });
 
   it('errors surface as the client library’s typed errors', async () => {
-    await expect(client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(
+      client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     const bad = new OpenAI({ apiKey: 'sk-wrong', baseURL: `${sluice.url}/v1`, maxRetries: 0 });
     await expect(bad.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
@@ -38,7 +43,11 @@ describe('end to end with the official openai client', () => {
   it('concurrent clients of two tenants all get answers', async () => {
     const other = new OpenAI({ apiKey: KEYS.b1, baseURL: `${sluice.url}/v1`, maxRetries: 0 });
     const calls = Array.from({ length: 30 }, (_, i) =>
-      (i % 2 ? client : other).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: `n${i}` }], max_tokens: 8 }),
+      (i % 2 ? client : other).chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: `n${i}` }],
+        max_tokens: 8,
+      }),
     );
     const done = await Promise.all(calls);
     expect(done.every((c) => c.object === 'chat.completion')).toBe(true);
@@ -47,7 +56,11 @@ describe('end to end with the official openai client', () => {
 
 describe('npm start', () => {
   it('prints a curl that answers 200, and drains on Ctrl-C', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/local/main.ts', '--port', '0', '--gpu-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'functions/local/main.ts', '--port', '0', '--gpu-port', '0'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -15,15 +15,24 @@ describe('Sluice end to end on RocketMQ 5.5', () => {
     const control = controlClient(mq.controlUrl);
     await control.createLiteTopic(`e2e-${id}`);
     await control.createWildcardGroup(`e2e-g-${id}`, `e2e-${id}`, { orderly: true, maxAttempts: 16 });
-    sluice = await startTestSluice({ rocketmq: { endpoints: mq.endpoints, parentTopic: `e2e-${id}`, consumerGroup: `e2e-g-${id}` } });
+    sluice = await startTestSluice({
+      rocketmq: { endpoints: mq.endpoints, parentTopic: `e2e-${id}`, consumerGroup: `e2e-g-${id}` },
+    });
     client = new OpenAI({ apiKey: KEYS.a1, baseURL: `${sluice.url}/v1`, maxRetries: 0, timeout: 60_000 });
   });
   afterAll(() => sluice?.close());
 
   it('answers sync and streaming chat completions through LiteTopics on the broker', async () => {
-    const whole = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'through the broker' }] });
+    const whole = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'through the broker' }],
+    });
     expect(whole.object).toBe('chat.completion');
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'through the broker' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'through the broker' }],
+      stream: true,
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     expect(text).toBe(whole.choices[0]?.message.content);
@@ -32,7 +41,13 @@ describe('Sluice end to end on RocketMQ 5.5', () => {
   it('serves two tenants side by side', async () => {
     const other = new OpenAI({ apiKey: KEYS.b1, baseURL: `${sluice.url}/v1`, maxRetries: 0, timeout: 60_000 });
     const done = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 ? client : other).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: `n${i}` }], max_tokens: 4 })),
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? client : other).chat.completions.create({
+          model: 'm',
+          messages: [{ role: 'user', content: `n${i}` }],
+          max_tokens: 4,
+        }),
+      ),
     );
     expect(done.every((c) => c.object === 'chat.completion')).toBe(true);
   });

@@ -32,7 +32,10 @@ describe('deployed parts: edge -> SQS spillover -> redrive -> RocketMQ -> dispat
     process.env.AWS_ACCESS_KEY_ID ??= 'local';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
     const id = randomUUID().slice(0, 8);
-    const queues = await ensureSluiceQueues(new SQSClient({ endpoint: sqsInfo.endpoint, region: sqsInfo.region }), `parts-${id}`);
+    const queues = await ensureSluiceQueues(
+      new SQSClient({ endpoint: sqsInfo.endpoint, region: sqsInfo.region }),
+      `parts-${id}`,
+    );
     const mq = inject('rocketmq');
     const control = controlClient(mq.controlUrl);
     await control.createLiteTopic(`parts-${id}`);
@@ -40,7 +43,9 @@ describe('deployed parts: edge -> SQS spillover -> redrive -> RocketMQ -> dispat
 
     const gpu = createGpuSim({ ...fastGpu, clock: systemClock });
     const gpuUrl = await new Promise<string>((resolve) => {
-      gpuServer = serve({ fetch: gpu.app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}/v1`));
+      gpuServer = serve({ fetch: gpu.app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) =>
+        resolve(`http://127.0.0.1:${info.port}/v1`),
+      );
     });
     const common = {
       SLUICE_POLICY_JSON: JSON.stringify(testPolicy(gpuUrl)),
@@ -52,7 +57,12 @@ describe('deployed parts: edge -> SQS spillover -> redrive -> RocketMQ -> dispat
     };
     edgeParts = await createParts(readConfig(common), systemClock, silentLogger, { role: 'edge' });
     dispatcherParts = await createParts(
-      readConfig({ ...common, SLUICE_ROCKETMQ_ENDPOINTS: mq.endpoints, SLUICE_ROCKETMQ_TOPIC: `parts-${id}`, SLUICE_ROCKETMQ_GROUP: `parts-g-${id}` }),
+      readConfig({
+        ...common,
+        SLUICE_ROCKETMQ_ENDPOINTS: mq.endpoints,
+        SLUICE_ROCKETMQ_TOPIC: `parts-${id}`,
+        SLUICE_ROCKETMQ_GROUP: `parts-g-${id}`,
+      }),
       systemClock,
       silentLogger,
       { role: 'dispatcher' },
@@ -88,7 +98,10 @@ describe('deployed parts: edge -> SQS spillover -> redrive -> RocketMQ -> dispat
     const res = await app.request('/v1/chat/completions', chat(KEYS.a1));
     expect(res.status).toBe(200);
     expect(((await res.json()) as { object: string }).object).toBe('chat.completion');
-    const streamed = await app.request('/v1/chat/completions', chat(KEYS.b1, { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] }));
+    const streamed = await app.request(
+      '/v1/chat/completions',
+      chat(KEYS.b1, { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    );
     expect(streamed.status).toBe(200);
     expect(await streamed.text()).toMatch(/data: \[DONE\]\n\n$/);
   }, 120_000);

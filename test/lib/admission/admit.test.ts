@@ -43,7 +43,8 @@ describe('degrade', () => {
       p.accounts.rt!.limits = { rpm: 2 };
     });
     const outcomes = [];
-    for (let i = 0; i < 3; i++) outcomes.push((await admit(store, policy, { account: as('rt'), model: 'm', tokenEstimate: 1, now: 0 })).outcome);
+    for (let i = 0; i < 3; i++)
+      outcomes.push((await admit(store, policy, { account: as('rt'), model: 'm', tokenEstimate: 1, now: 0 })).outcome);
     expect(outcomes).toEqual(['admit', 'admit', 'reject']);
   });
 });
@@ -52,11 +53,14 @@ describe('booked bursts at admission', () => {
   it('raise the tenant’s limits and reservoir only while active', async () => {
     const { policy, store, as } = setup((p) => {
       p.tenants.acme = { limits: { rpm: 2 } };
-      p.reservations = [{ id: 'r', tenant: 'acme', startsAt: 10_000, endsAt: 20_000, extra: { rpm: 3, tpm: 0, reservoir: 0 } }];
+      p.reservations = [
+        { id: 'r', tenant: 'acme', startsAt: 10_000, endsAt: 20_000, extra: { rpm: 3, tpm: 0, reservoir: 0 } },
+      ];
     });
     const run = async (now: number, n: number) => {
       const out = [];
-      for (let i = 0; i < n; i++) out.push((await admit(store, policy, { account: as('rt'), model: 'm', tokenEstimate: 1, now })).outcome);
+      for (let i = 0; i < n; i++)
+        out.push((await admit(store, policy, { account: as('rt'), model: 'm', tokenEstimate: 1, now })).outcome);
       return out;
     };
     // Before the window: the tenant's own 2 per minute.
@@ -76,7 +80,9 @@ describe('pause', () => {
     expect(t).toMatchObject({ outcome: 'reject', reason: 'tenant-paused' });
     const a = await admit(store, policy, { account: as('svc1'), model: 'm', tokenEstimate: 1, now: 0 });
     expect(a).toMatchObject({ outcome: 'reject', reason: 'account-paused' });
-    expect((await admit(store, policy, { account: as('rt'), model: 'm', tokenEstimate: 1, now: 0 })).outcome).toBe('admit');
+    expect((await admit(store, policy, { account: as('rt'), model: 'm', tokenEstimate: 1, now: 0 })).outcome).toBe(
+      'admit',
+    );
   });
 });
 

@@ -22,7 +22,13 @@ describe('openAiDuration: Go time.Duration strings, as OpenAI sends them', () =>
   });
 });
 
-const w = (scope: string, unit: 'requests' | 'tokens', limit: number, remaining: number, resetMs = 30_500): WindowState => ({
+const w = (
+  scope: string,
+  unit: 'requests' | 'tokens',
+  limit: number,
+  remaining: number,
+  resetMs = 30_500,
+): WindowState => ({
   scope,
   unit,
   limit,
@@ -43,7 +49,9 @@ describe('rateLimitHeaders', () => {
     expect(headers['ratelimit-policy']).toBe(
       '"account-model:requests";q=600;qu="requests";w=60, "account-model:tokens";q=200000;sluice-qu="tokens";w=60, "tenant:tokens";q=1000000;sluice-qu="tokens";w=60',
     );
-    expect(headers['ratelimit']).toBe('"account-model:requests";r=590;t=31, "account-model:tokens";r=150000;t=31, "tenant:tokens";r=100000;t=2');
+    expect(headers['ratelimit']).toBe(
+      '"account-model:requests";r=590;t=31, "account-model:tokens";r=150000;t=31, "tenant:tokens";r=100000;t=2',
+    );
   });
 
   it('OpenAI headers follow the window closest to refusing, per unit', () => {

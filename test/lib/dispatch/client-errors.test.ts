@@ -77,7 +77,9 @@ describe('dispatcher: client errors from the upstream', () => {
     events.length = 0;
     gpu.faults.failNext(500);
     const e = envelope('sync');
-    expect(await dispatch({ messageId: e.id, liteTopic: e.liteTopic, body: encodeEnvelope(e), attempt: 1 })).toMatchObject({ kind: 'failure' });
+    expect(
+      await dispatch({ messageId: e.id, liteTopic: e.liteTopic, body: encodeEnvelope(e), attempt: 1 }),
+    ).toMatchObject({ kind: 'failure' });
     expect(events.map((x) => x.type)).toContain('retrying');
   });
 });

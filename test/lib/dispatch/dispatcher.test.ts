@@ -62,7 +62,12 @@ function envelope(clock: VirtualClock, over: Partial<Envelope> = {}): Envelope {
   };
 }
 
-const message = (e: Envelope, attempt = 1) => ({ messageId: e.id, liteTopic: e.liteTopic, body: encodeEnvelope(e), attempt });
+const message = (e: Envelope, attempt = 1) => ({
+  messageId: e.id,
+  liteTopic: e.liteTopic,
+  body: encodeEnvelope(e),
+  attempt,
+});
 
 describe('dispatcher', () => {
   it('serves a message and stores the result', async () => {
@@ -125,7 +130,11 @@ describe('dispatcher', () => {
 
   it('holds a request un-acked while the model has no free slot, and starts it when one frees (no Suspend)', async () => {
     const w = world();
-    const running = [w.dispatch(message(envelope(w.clock))), w.dispatch(message(envelope(w.clock))), w.dispatch(message(envelope(w.clock)))];
+    const running = [
+      w.dispatch(message(envelope(w.clock))),
+      w.dispatch(message(envelope(w.clock))),
+      w.dispatch(message(envelope(w.clock))),
+    ];
     await w.clock.advance(10);
     expect(w.gpu.stats().peakBusy).toBe(2);
     await w.clock.advance(5_000);
@@ -215,7 +224,14 @@ describe('dispatcher', () => {
   it('serves a request an operator redrove from the dead letters, replacing its earlier failure', async () => {
     const w = world();
     const e = envelope(w.clock);
-    await w.results.complete({ id: e.id, tenant: e.tenant, status: 'failed', httpStatus: 502, body: {}, completedAt: w.clock.now() });
+    await w.results.complete({
+      id: e.id,
+      tenant: e.tenant,
+      status: 'failed',
+      httpStatus: 502,
+      body: {},
+      completedAt: w.clock.now(),
+    });
     await w.clock.advance(1_000);
     // `sluice dlq redrive` sends the envelope again with a fresh enqueuedAt and deadline.
     const again = { ...e, enqueuedAt: w.clock.now(), deadline: w.clock.now() + 10_000 };
@@ -251,7 +267,11 @@ describe('dispatcher', () => {
     // Another dispatcher claimed the call and then died mid-call (kill -9): its claim holds until the lease lapses.
     const held = await attempts.claim(e.id, 'dead-dispatcher', 60_000, 3_600_000);
     expect(held.state).toBe('granted');
-    const dispatch = createDispatcher({ ...w.deps, attempts, options: { upstreamTimeoutMs: 30_000, resultWriteGiveUpMs: 20_000 } });
+    const dispatch = createDispatcher({
+      ...w.deps,
+      attempts,
+      options: { upstreamTimeoutMs: 30_000, resultWriteGiveUpMs: 20_000 },
+    });
     expect((await dispatch(message(e))).kind).toBe('suspend');
     await w.clock.advance(60_000);
     expect(await dispatch(message(e))).toEqual({ kind: 'success' });
@@ -272,7 +292,9 @@ describe('dispatcher', () => {
     expect(JSON.stringify(result)).toContain('queue_unavailable');
     expect(JSON.stringify(result)).toContain(reason);
     expect(w.dead).toEqual([reason]);
-    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(true);
+    expect(
+      (await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed,
+    ).toBe(true);
   });
 
   it('settles a message the engine dead-lettered: the client is answered and the reservoir place given back', async () => {
@@ -280,10 +302,14 @@ describe('dispatcher', () => {
     const e = envelope(w.clock);
     const key = reservoirKey('acme', 'realtime-acme-m');
     await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r1', holdMs: 60_000 } });
-    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(false);
+    expect(
+      (await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed,
+    ).toBe(false);
     await settleDeadLetter(w.deps, { message: message(e, 5), reason: 'handler did not return within 60000 ms' });
     expect(await w.results.get(e.id)).toMatchObject({ status: 'failed', httpStatus: 500 });
-    expect((await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed).toBe(true);
+    expect(
+      (await w.store.admit({ limits: [], reservoir: { key, max: 1, member: 'r2', holdMs: 60_000 } })).allowed,
+    ).toBe(true);
     expect(w.dead[0]).toMatch(/did not return/);
   });
 });

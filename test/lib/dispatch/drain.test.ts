@@ -34,7 +34,9 @@ describe('bounded drain', () => {
     const queue = new EmbeddedLiteQueue({ clock: systemClock });
     await queue.send('t', 'x');
     const sub = queue.subscribe(
-      drain.handler(async () => ((await drain.upstream(upstream.client).call(call)).status === 200 ? Consume.success : Consume.failure())),
+      drain.handler(async () =>
+        (await drain.upstream(upstream.client).call(call)).status === 200 ? Consume.success : Consume.failure(),
+      ),
       { concurrency: 1 },
     );
     while (upstream.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
@@ -69,10 +71,13 @@ describe('bounded drain', () => {
     // With one attempt allowed, a counted failure would have dead-lettered it.
     expect(queue.stats()).toMatchObject({ queued: 1, inFlight: 0, deadLettered: 0 });
     const redelivered = await new Promise<LiteMessage>((resolve) => {
-      const next = queue.subscribe(async (m) => {
-        resolve(m);
-        return Consume.success;
-      }, { concurrency: 1 });
+      const next = queue.subscribe(
+        async (m) => {
+          resolve(m);
+          return Consume.success;
+        },
+        { concurrency: 1 },
+      );
       void next;
     });
     expect(redelivered).toMatchObject({ body: 'x', attempt: 1 });

@@ -58,7 +58,8 @@ describe('paused time', () => {
     ]);
     expect(twice.tenants.acme!.pauses).toEqual([{ from: 1_000, to: 3_000 }]);
     const edits: Array<[{ tenant: string }, boolean, number]> = [];
-    for (let i = 0; i < PAUSES_KEPT + 5; i++) edits.push([{ tenant: 'acme' }, true, i * 10], [{ tenant: 'acme' }, false, i * 10 + 5]);
+    for (let i = 0; i < PAUSES_KEPT + 5; i++)
+      edits.push([{ tenant: 'acme' }, true, i * 10], [{ tenant: 'acme' }, false, i * 10 + 5]);
     expect(policyWith(edits).tenants.acme!.pauses).toHaveLength(PAUSES_KEPT);
   });
 });

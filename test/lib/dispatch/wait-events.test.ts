@@ -18,10 +18,19 @@ function world(edit: (p: ReturnType<typeof basePolicy>) => void = () => {}, opti
   edit(raw);
   const policy = parsePolicy(raw);
   // 20 output tokens at 10 ms each: a call holds its slot about 200 ms.
-  const gpu = createGpuSim({ clock, models: ['m'], slots: 1, baseTokenMs: 10, minOutputTokens: 20, maxOutputTokens: 20 });
+  const gpu = createGpuSim({
+    clock,
+    models: ['m'],
+    slots: 1,
+    baseTokenMs: 10,
+    minOutputTokens: 20,
+    maxOutputTokens: 20,
+  });
   const { dispatch, events } = dispatcherOnSim({ clock, gpu, policy, ...(options ? { options } : {}) });
   const of = <T extends DispatchEvent['type']>(type: T, id: string) =>
-    events.filter((e): e is Extract<DispatchEvent, { type: T }> => e.type === type && 'envelope' in e && e.envelope.id === id);
+    events.filter(
+      (e): e is Extract<DispatchEvent, { type: T }> => e.type === type && 'envelope' in e && e.envelope.id === id,
+    );
   return { clock, gpu, events, dispatch, of };
 }
 
@@ -46,7 +55,12 @@ function envelope(clock: VirtualClock, over: Partial<Envelope> = {}): Envelope {
   };
 }
 
-const message = (e: Envelope, attempt = 1) => ({ messageId: e.id, liteTopic: e.liteTopic, body: encodeEnvelope(e), attempt });
+const message = (e: Envelope, attempt = 1) => ({
+  messageId: e.id,
+  liteTopic: e.liteTopic,
+  body: encodeEnvelope(e),
+  attempt,
+});
 
 describe('dispatcher: where the wait goes', () => {
   it('a delivery says whether it is the first and, after a Suspend, how long the message was away and why', async () => {
@@ -59,7 +73,9 @@ describe('dispatcher: where the wait goes', () => {
     const b = envelope(w.clock);
     await w.clock.advance(120);
     expect(await w.dispatch(message(b))).toMatchObject({ kind: 'suspend' });
-    expect(w.of('delivered', b.id)).toEqual([expect.objectContaining({ first: true, attempt: 1, sinceEnqueueMs: 120 })]);
+    expect(w.of('delivered', b.id)).toEqual([
+      expect.objectContaining({ first: true, attempt: 1, sinceEnqueueMs: 120 }),
+    ]);
     expect(w.of('delivered', b.id)[0]!.parkedBy).toBeUndefined();
     const suspended = w.of('suspended', b.id)[0]!;
     expect(suspended.cause).toBe('pace');
@@ -104,7 +120,10 @@ describe('dispatcher: where the wait goes', () => {
 
   it('a stream’s completion carries its time to first token, shorter than the call', async () => {
     const w = world();
-    const e = envelope(w.clock, { mode: 'stream', body: { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] } });
+    const e = envelope(w.clock, {
+      mode: 'stream',
+      body: { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+    });
     const run = w.dispatch(message(e));
     await w.clock.advance(5_000);
     expect(await run).toEqual({ kind: 'success' });

@@ -27,7 +27,7 @@ describe('capacity gate', () => {
     // batch holds its 5; realtime and offline idle lend 6 + 1.
     let inUse = { batch: 5 };
     let extra = 0;
-    while (mayTakeSlot(spec, inUse, 'batch')) inUse = { batch: inUse.batch + 1 }, extra++;
+    while (mayTakeSlot(spec, inUse, 'batch')) ((inUse = { batch: inUse.batch + 1 }), extra++);
     expect(extra).toBe(7);
   });
 
@@ -37,14 +37,17 @@ describe('capacity gate', () => {
     expect(mayTakeSlot(spec, { batch: 11, realtime: 8 }, 'realtime')).toBe(true);
   });
 
-  it('lends nothing of a reclaiming tier\'s idle reservation, but the others\' and the unreserved remainder stay borrowable', () => {
+  it("lends nothing of a reclaiming tier's idle reservation, but the others' and the unreserved remainder stay borrowable", () => {
     const reclaiming = new Set(['realtime']);
     let inUse = { batch: 5 };
     let extra = 0;
-    while (mayTakeSlot(spec, inUse, 'batch', reclaiming)) inUse = { batch: inUse.batch + 1 }, extra++;
+    while (mayTakeSlot(spec, inUse, 'batch', reclaiming)) ((inUse = { batch: inUse.batch + 1 }), extra++);
     // Only offline's 1; realtime's 6 are kept for realtime.
     expect(extra).toBe(1);
-    const withSpare = { capacity: 10, tiers: { realtime: { reserved: 6, lendable: 3 }, batch: { reserved: 3, lendable: 1 } } };
+    const withSpare = {
+      capacity: 10,
+      tiers: { realtime: { reserved: 6, lendable: 3 }, batch: { reserved: 3, lendable: 1 } },
+    };
     expect(mayTakeSlot(withSpare, { batch: 3 }, 'batch', reclaiming)).toBe(true);
     expect(mayTakeSlot(withSpare, { batch: 4 }, 'batch', reclaiming)).toBe(false);
   });
@@ -54,39 +57,66 @@ describe('capacity gate', () => {
     expect(mayTakeSlot(spec, { batch: 5, offline: 3 }, 'realtime', reclaiming)).toBe(true);
     let inUse = { realtime: 12 };
     let extra = 0;
-    while (mayTakeSlot(spec, inUse, 'realtime', reclaiming)) inUse = { realtime: inUse.realtime + 1 }, extra++;
+    while (mayTakeSlot(spec, inUse, 'realtime', reclaiming)) ((inUse = { realtime: inUse.realtime + 1 }), extra++);
     expect(extra).toBe(3);
   });
 
   describe('takeSlot marks', () => {
-    const small = { capacity: 4, tiers: { realtime: { reserved: 2, lendable: 2 }, batch: { reserved: 2, lendable: 0 } } };
+    const small = {
+      capacity: 4,
+      tiers: { realtime: { reserved: 2, lendable: 2 }, batch: { reserved: 2, lendable: 0 } },
+    };
 
     it('a refusal below the reservation marks the tier until now + reclaimMs, and then keeps its idle part from borrowers', () => {
       const refused = takeSlot(small, { batch: 4 }, 'realtime', {}, 1_000, 2_000);
       expect(refused).toEqual({ granted: false, marks: { realtime: 3_000 }, claims: {} });
       // One borrowed slot freed: batch would borrow it back without the mark.
       expect(takeSlot(small, { batch: 3 }, 'batch', {}, 1_500, 2_000).granted).toBe(true);
-      expect(takeSlot(small, { batch: 3 }, 'batch', refused.marks, 1_500, 2_000)).toEqual({ granted: false, marks: { realtime: 3_000 }, claims: {} });
+      expect(takeSlot(small, { batch: 3 }, 'batch', refused.marks, 1_500, 2_000)).toEqual({
+        granted: false,
+        marks: { realtime: 3_000 },
+        claims: {},
+      });
     });
 
     it('a refusal at or above the reservation marks nothing', () => {
       expect(takeSlot(small, { batch: 4 }, 'batch', {}, 0, 2_000)).toEqual({ granted: false, marks: {}, claims: {} });
-      expect(takeSlot(small, { batch: 2, realtime: 2 }, 'realtime', {}, 0, 2_000)).toEqual({ granted: false, marks: {}, claims: {} });
+      expect(takeSlot(small, { batch: 2, realtime: 2 }, 'realtime', {}, 0, 2_000)).toEqual({
+        granted: false,
+        marks: {},
+        claims: {},
+      });
       // A tier outside the spec reserves nothing.
       expect(takeSlot(small, { batch: 4 }, 'other', {}, 0, 2_000)).toEqual({ granted: false, marks: {}, claims: {} });
     });
 
     it('a grant below the reservation keeps the mark; the grant that reaches it clears it', () => {
       const marks = { realtime: 3_000 };
-      expect(takeSlot(small, { batch: 2 }, 'realtime', marks, 1_000, 2_000)).toEqual({ granted: true, marks, claims: {} });
-      expect(takeSlot(small, { batch: 2, realtime: 1 }, 'realtime', marks, 1_000, 2_000)).toEqual({ granted: true, marks: {}, claims: {} });
+      expect(takeSlot(small, { batch: 2 }, 'realtime', marks, 1_000, 2_000)).toEqual({
+        granted: true,
+        marks,
+        claims: {},
+      });
+      expect(takeSlot(small, { batch: 2, realtime: 1 }, 'realtime', marks, 1_000, 2_000)).toEqual({
+        granted: true,
+        marks: {},
+        claims: {},
+      });
     });
 
     it('a mark lapses at its time, and a later refusal extends it but never shortens it', () => {
       expect(takeSlot(small, { batch: 3 }, 'batch', { realtime: 3_000 }, 2_999, 2_000).granted).toBe(false);
-      expect(takeSlot(small, { batch: 3 }, 'batch', { realtime: 3_000 }, 3_000, 2_000)).toEqual({ granted: true, marks: {}, claims: {} });
-      expect(takeSlot(small, { batch: 4 }, 'realtime', { realtime: 3_000 }, 2_000, 2_000).marks).toEqual({ realtime: 4_000 });
-      expect(takeSlot(small, { batch: 4 }, 'realtime', { realtime: 3_000 }, 2_000, 500).marks).toEqual({ realtime: 3_000 });
+      expect(takeSlot(small, { batch: 3 }, 'batch', { realtime: 3_000 }, 3_000, 2_000)).toEqual({
+        granted: true,
+        marks: {},
+        claims: {},
+      });
+      expect(takeSlot(small, { batch: 4 }, 'realtime', { realtime: 3_000 }, 2_000, 2_000).marks).toEqual({
+        realtime: 4_000,
+      });
+      expect(takeSlot(small, { batch: 4 }, 'realtime', { realtime: 3_000 }, 2_000, 500).marks).toEqual({
+        realtime: 3_000,
+      });
     });
   });
 
@@ -97,37 +127,89 @@ describe('capacity gate', () => {
     it('a refused ask claims its tier; a later deadline elsewhere yields the last slot the claimant could take, an earlier one does not', () => {
       const refused = takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_000, 1_000, true, d1);
       expect(refused.claims).toEqual({ realtime: { ...d1, until: 2_000 } });
-      const later = takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, { asker: 'd0', deadline: 6_000 }, refused.claims);
+      const later = takeSlot(
+        spec,
+        { realtime: 2 },
+        'realtime',
+        {},
+        1_100,
+        1_000,
+        true,
+        { asker: 'd0', deadline: 6_000 },
+        refused.claims,
+      );
       // Refused below its reservation, the tier is marked reclaiming as well: nobody borrows the slot the claimant waits for.
       expect(later).toEqual({ granted: false, marks: { realtime: 2_100 }, claims: refused.claims });
       // Two free: the later one takes one and leaves the claimant the other.
-      expect(takeSlot(spec, { realtime: 1 }, 'realtime', {}, 1_100, 1_000, true, { asker: 'd0', deadline: 6_000 }, refused.claims).granted).toBe(true);
-      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, { asker: 'd2', deadline: 4_000 }, refused.claims).granted).toBe(true);
+      expect(
+        takeSlot(
+          spec,
+          { realtime: 1 },
+          'realtime',
+          {},
+          1_100,
+          1_000,
+          true,
+          { asker: 'd0', deadline: 6_000 },
+          refused.claims,
+        ).granted,
+      ).toBe(true);
+      expect(
+        takeSlot(
+          spec,
+          { realtime: 2 },
+          'realtime',
+          {},
+          1_100,
+          1_000,
+          true,
+          { asker: 'd2', deadline: 4_000 },
+          refused.claims,
+        ).granted,
+      ).toBe(true);
       // The claimant's grant ends its claim.
-      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, d1, refused.claims)).toEqual({ granted: true, marks: {}, claims: {} });
+      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, d1, refused.claims)).toEqual({
+        granted: true,
+        marks: {},
+        claims: {},
+      });
     });
 
     it('a claimant refused while a slot is free drops its claim: its own spec holds it back, not the race', () => {
-      const strict = { capacity: 3, tiers: { realtime: { reserved: 2, lendable: 0 }, batch: { reserved: 1, lendable: 0 } } };
+      const strict = {
+        capacity: 3,
+        tiers: { realtime: { reserved: 2, lendable: 0 }, batch: { reserved: 1, lendable: 0 } },
+      };
       const lending = { ...strict, tiers: { ...strict.tiers, realtime: { reserved: 2, lendable: 1 } } };
       const d0 = { asker: 'd0', deadline: 9_000 };
       const full = takeSlot(strict, { realtime: 2, batch: 1 }, 'batch', {}, 1_000, 1_000, true, d1);
       expect(full.claims).toEqual({ batch: { ...d1, until: 2_000 } });
       // A realtime slot frees: d0 could borrow it, but yields to d1's claim...
-      expect(takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d0, full.claims).granted).toBe(false);
+      expect(
+        takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d0, full.claims).granted,
+      ).toBe(false);
       // ... d1's own spec lends it nothing, so its refusal ends the claim...
       const refused = takeSlot(strict, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d1, full.claims);
       expect(refused).toEqual({ granted: false, marks: {}, claims: {} });
       // ... and d0 takes the slot instead of leaving it idle.
-      expect(takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d0, refused.claims).granted).toBe(true);
+      expect(
+        takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d0, refused.claims).granted,
+      ).toBe(true);
     });
 
     it('a claim ends at its lapse or its deadline; an earlier refused deadline takes it over', () => {
       const claims = { realtime: { ...d1, until: 2_000 } };
       const later = { asker: 'd0', deadline: 9_000 };
       expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 2_000, 1_000, true, later, claims).granted).toBe(true);
-      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_500, 1_000, true, later, { realtime: { ...d1, deadline: 1_500, until: 2_000 } }).granted).toBe(true);
-      expect(takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_500, 1_000, true, { asker: 'd2', deadline: 4_000 }, claims).claims).toEqual({
+      expect(
+        takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_500, 1_000, true, later, {
+          realtime: { ...d1, deadline: 1_500, until: 2_000 },
+        }).granted,
+      ).toBe(true);
+      expect(
+        takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_500, 1_000, true, { asker: 'd2', deadline: 4_000 }, claims)
+          .claims,
+      ).toEqual({
         realtime: { asker: 'd2', deadline: 4_000, until: 2_500 },
       });
     });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { alignedWindowStart, charge, checkWindows, reconcileWindow, type WindowCounter } from '../../../lib/limits/fixed-window.js';
+import {
+  alignedWindowStart,
+  charge,
+  checkWindows,
+  reconcileWindow,
+  type WindowCounter,
+} from '../../../lib/limits/fixed-window.js';
 
 const minute = { limit: 3, windowMs: 60_000, cost: 1 };
 
@@ -56,7 +62,14 @@ describe('fixed window', () => {
       { limit: 1, windowMs: 60_000, cost: 1 },
       { limit: 1, windowMs: 1_000, cost: 1 },
     ];
-    const d = checkWindows(specs, [{ windowStart: 0, count: 1 }, { windowStart: 5_000, count: 1 }], 5_400);
+    const d = checkWindows(
+      specs,
+      [
+        { windowStart: 0, count: 1 },
+        { windowStart: 5_000, count: 1 },
+      ],
+      5_400,
+    );
     expect(d.retryAfterMs).toBe(54_600);
   });
 
@@ -75,20 +88,24 @@ describe('fixed window', () => {
 
   it('never admits more than the limit in any window (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 300_000 }), { maxLength: 200 }), fc.integer({ min: 1, max: 20 }), (raw, limit) => {
-        const times = [...raw].sort((a, b) => a - b);
-        const allowed = run(times, { limit, windowMs: 60_000, cost: 1 });
-        const perWindow = new Map<number, number>();
-        times.forEach((t, i) => {
-          if (allowed[i]) perWindow.set(Math.floor(t / 60_000), (perWindow.get(Math.floor(t / 60_000)) ?? 0) + 1);
-        });
-        for (const [w, n] of perWindow) {
-          expect(n).toBeLessThanOrEqual(limit);
-          // Work-conserving: a window refused something only once it was full.
-          const refusedInWindow = times.some((t, i) => !allowed[i] && Math.floor(t / 60_000) === w);
-          if (refusedInWindow) expect(n).toBe(limit);
-        }
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 300_000 }), { maxLength: 200 }),
+        fc.integer({ min: 1, max: 20 }),
+        (raw, limit) => {
+          const times = [...raw].sort((a, b) => a - b);
+          const allowed = run(times, { limit, windowMs: 60_000, cost: 1 });
+          const perWindow = new Map<number, number>();
+          times.forEach((t, i) => {
+            if (allowed[i]) perWindow.set(Math.floor(t / 60_000), (perWindow.get(Math.floor(t / 60_000)) ?? 0) + 1);
+          });
+          for (const [w, n] of perWindow) {
+            expect(n).toBeLessThanOrEqual(limit);
+            // Work-conserving: a window refused something only once it was full.
+            const refusedInWindow = times.some((t, i) => !allowed[i] && Math.floor(t / 60_000) === w);
+            if (refusedInWindow) expect(n).toBe(limit);
+          }
+        },
+      ),
     );
   });
 });

@@ -42,29 +42,34 @@ describe('GCRA pacing', () => {
 
   it('booked slots follow the same schedule as releases one at a time (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 500 }), fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 60 }), (interval, burst, n) => {
-        const spec = { rate: 1000 / interval, burst };
-        // n messages arrive at once; each books its slot.
-        let tat: number | undefined;
-        const booked: number[] = [];
-        for (let i = 0; i < n; i++) {
-          const d = pace(spec, tat, 0, Number.MAX_SAFE_INTEGER);
-          tat = d.tat;
-          booked.push(d.waitMs);
-        }
-        // The same messages released one by one, each asking again when told to wait.
-        let tat2: number | undefined;
-        const released: number[] = [];
-        let now = 0;
-        while (released.length < n) {
-          const d = pace(spec, tat2, now);
-          if (d.waitMs === 0) {
-            released.push(now);
-            tat2 = d.tat;
-          } else now += d.waitMs;
-        }
-        expect(booked).toEqual(released);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 500 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.integer({ min: 1, max: 60 }),
+        (interval, burst, n) => {
+          const spec = { rate: 1000 / interval, burst };
+          // n messages arrive at once; each books its slot.
+          let tat: number | undefined;
+          const booked: number[] = [];
+          for (let i = 0; i < n; i++) {
+            const d = pace(spec, tat, 0, Number.MAX_SAFE_INTEGER);
+            tat = d.tat;
+            booked.push(d.waitMs);
+          }
+          // The same messages released one by one, each asking again when told to wait.
+          let tat2: number | undefined;
+          const released: number[] = [];
+          let now = 0;
+          while (released.length < n) {
+            const d = pace(spec, tat2, now);
+            if (d.waitMs === 0) {
+              released.push(now);
+              tat2 = d.tat;
+            } else now += d.waitMs;
+          }
+          expect(booked).toEqual(released);
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -29,7 +29,9 @@ async function eventually(check: () => boolean, ms = 5_000) {
 describe('policy holder', () => {
   it('refuses to start without a valid policy: there is no last good one', async () => {
     const { log } = recordingLog();
-    await expect(createPolicyHolder({ source: memorySource({ tiers: {} }), clock: systemClock, log })).rejects.toThrow(/invalid policy/);
+    await expect(createPolicyHolder({ source: memorySource({ tiers: {} }), clock: systemClock, log })).rejects.toThrow(
+      /invalid policy/,
+    );
   });
 
   it('reloads a YAML file when it changes, without a restart', async () => {
@@ -55,7 +57,12 @@ describe('policy holder', () => {
     writeFileSync(path, JSON.stringify(basePolicy()));
     const { log, lines } = recordingLog();
     const rejected: string[] = [];
-    const holder = await createPolicyHolder({ source: fileSource(path), clock: systemClock, log, onRejected: (r) => rejected.push(r) });
+    const holder = await createPolicyHolder({
+      source: fileSource(path),
+      clock: systemClock,
+      log,
+      onRejected: (r) => rejected.push(r),
+    });
     try {
       const before = holder.current();
       const bad = basePolicy();

@@ -17,7 +17,13 @@ describe('identifier lookups', () => {
   it('a parsed policy has no prototype members in any record, even by plain index', () => {
     const policy = parsePolicy(basePolicy());
     for (const name of NAMES) {
-      for (const record of [policy.tiers, policy.models, policy.tenants, policy.accounts, policy.tenants.acme!.models]) {
+      for (const record of [
+        policy.tiers,
+        policy.models,
+        policy.tenants,
+        policy.accounts,
+        policy.tenants.acme!.models,
+      ]) {
         expect((record as Record<string, unknown>)[name], name).toBeUndefined();
       }
     }
@@ -37,6 +43,8 @@ describe('identifier lookups', () => {
 
   it('a model that is absent resolves to the defaults, not to a member of Object.prototype', () => {
     const policy = parsePolicy(basePolicy());
-    expect(resolveLimits(policy, policy.accounts.svc1!, 'toString').accountModel.rpm).toBe(policy.defaults.accountModel.rpm);
+    expect(resolveLimits(policy, policy.accounts.svc1!, 'toString').accountModel.rpm).toBe(
+      policy.defaults.accountModel.rpm,
+    );
   });
 });

@@ -6,7 +6,14 @@ import { basePolicy } from './fixtures.js';
 
 const HOUR = 3_600_000;
 // m sustains 1000 tokens/s; half of it is bookable: 30,000 tokens per minute.
-const booking = (id: string, startsAt: number, endsAt: number, tpm: number) => ({ id, tenant: 'acme', model: 'm', startsAt, endsAt, extra: { rpm: 100, tpm, reservoir: 500 } });
+const booking = (id: string, startsAt: number, endsAt: number, tpm: number) => ({
+  id,
+  tenant: 'acme',
+  model: 'm',
+  startsAt,
+  endsAt,
+  extra: { rpm: 100, tpm, reservoir: 500 },
+});
 
 describe('booked bursts', () => {
   it('books a window that fits the model capacity', () => {
@@ -16,7 +23,9 @@ describe('booked bursts', () => {
 
   it('refuses a booking that overlaps others beyond the bookable capacity, with the reason', () => {
     const doc = addReservation(basePolicy(), booking('r1', HOUR, 3 * HOUR, 20_000), 0);
-    expect(() => addReservation(doc, booking('r2', 2 * HOUR, 4 * HOUR, 20_000), 0)).toThrow(/can take 30000 booked tokens per minute; .* would need 40000/);
+    expect(() => addReservation(doc, booking('r2', 2 * HOUR, 4 * HOUR, 20_000), 0)).toThrow(
+      /can take 30000 booked tokens per minute; .* would need 40000/,
+    );
     // Back to back is fine: the windows do not overlap.
     expect(() => addReservation(doc, booking('r3', 3 * HOUR, 4 * HOUR, 20_000), 0)).not.toThrow();
   });
@@ -30,12 +39,18 @@ describe('booked bursts', () => {
 
   it('refuses bookings in the past, for unknown tenants or models, and without declared capacity', () => {
     expect(() => addReservation(basePolicy(), booking('old', 0, 10, 1), 100)).toThrow(/already ended/);
-    expect(() => addReservation(basePolicy(), { ...booking('x', HOUR, 2 * HOUR, 1), tenant: 'ghost' }, 0)).toThrow(/unknown tenant/);
-    expect(() => addReservation(basePolicy(), { ...booking('x', HOUR, 2 * HOUR, 1), model: 'nope' }, 0)).toThrow(/unknown model/);
+    expect(() => addReservation(basePolicy(), { ...booking('x', HOUR, 2 * HOUR, 1), tenant: 'ghost' }, 0)).toThrow(
+      /unknown tenant/,
+    );
+    expect(() => addReservation(basePolicy(), { ...booking('x', HOUR, 2 * HOUR, 1), model: 'nope' }, 0)).toThrow(
+      /unknown model/,
+    );
     const p = basePolicy();
     delete p.models.m!.tokensPerSecond;
     expect(() => addReservation(p, booking('x', HOUR, 2 * HOUR, 1), 0)).toThrow(/declares no tokensPerSecond/);
-    expect(() => addReservation(basePolicy(), { ...booking('x', HOUR, 2 * HOUR, 1), endsAt: HOUR - 1 }, 0)).toThrow(/endsAt must be after startsAt/);
+    expect(() => addReservation(basePolicy(), { ...booking('x', HOUR, 2 * HOUR, 1), endsAt: HOUR - 1 }, 0)).toThrow(
+      /endsAt must be after startsAt/,
+    );
   });
 
   it('is active only inside its window and for its tenant and model', () => {

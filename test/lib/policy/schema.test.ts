@@ -32,14 +32,23 @@ describe('policy schema', () => {
 
   it('refuses unknown fields rather than silently ignoring a typo', () => {
     const bad = basePolicy() as Record<string, unknown>;
-    bad.defaults = { ...(bad.defaults as object), accountModel: { rpm: 1, tpm: 1, rate: 1, burst: 1, reservoir: 1, rmp: 5 } };
+    bad.defaults = {
+      ...(bad.defaults as object),
+      accountModel: { rpm: 1, tpm: 1, rate: 1, burst: 1, reservoir: 1, rmp: 5 },
+    };
     expect(() => parsePolicy(bad)).toThrow(/rmp/);
   });
 
-  it('takes slots from the servers\' metrics only between minSlots and maxSlots around the declared ones', () => {
+  it("takes slots from the servers' metrics only between minSlots and maxSlots around the declared ones", () => {
     const p = basePolicy();
     p.models.m!.saturation = {};
-    expect(parsePolicy(p).models.m!.saturation).toEqual({ minSlots: 1, queueDepthThreshold: 0, kvCacheThreshold: 0.8, refreshMs: 1_000, probeAfterMs: 30_000 });
+    expect(parsePolicy(p).models.m!.saturation).toEqual({
+      minSlots: 1,
+      queueDepthThreshold: 0,
+      kvCacheThreshold: 0.8,
+      refreshMs: 1_000,
+      probeAfterMs: 30_000,
+    });
     p.models.m!.saturation = { maxSlots: 4 };
     expect(() => parsePolicy(p)).toThrow(/models\.m\.saturation: saturation needs minSlots <= slots <= maxSlots/);
     p.models.m!.saturation = { refreshMs: 10 };

@@ -6,7 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Consume, type ConsumeResult, type DeadLetter, type LiteMessage, type LiteQueue } from '../../../lib/queue/types.js';
+import {
+  Consume,
+  type ConsumeResult,
+  type DeadLetter,
+  type LiteMessage,
+  type LiteQueue,
+} from '../../../lib/queue/types.js';
 
 export interface QueueUnderTestOptions {
   readonly maxAttempts: number;
@@ -76,15 +82,18 @@ export function runLiteQueueConformance(
       let handled = 0;
       let running = 0;
       let maxRunning = 0;
-      queue.subscribe(async (m) => {
-        running++;
-        maxRunning = Math.max(maxRunning, running);
-        await pause(Number(m.body) % 3);
-        running--;
-        seen.set(m.liteTopic, [...(seen.get(m.liteTopic) ?? []), Number(m.body)]);
-        handled++;
-        return Consume.success;
-      }, { concurrency: 3 });
+      queue.subscribe(
+        async (m) => {
+          running++;
+          maxRunning = Math.max(maxRunning, running);
+          await pause(Number(m.body) % 3);
+          running--;
+          seen.set(m.liteTopic, [...(seen.get(m.liteTopic) ?? []), Number(m.body)]);
+          handled++;
+          return Consume.success;
+        },
+        { concurrency: 3 },
+      );
       await ready();
       for (let i = 0; i < 20; i++) await Promise.all(topics.map((t) => queue.send(t, String(i))));
       await until('80 deliveries', () => handled >= 80);
@@ -98,14 +107,17 @@ export function runLiteQueueConformance(
       const fast = lt('fast');
       const log: Array<{ body: string; at: number; attempt: number }> = [];
       let suspendedAt = 0;
-      queue.subscribe(async (m) => {
-        log.push({ body: m.body, at: Date.now(), attempt: m.attempt });
-        if (m.body === 's0' && suspendedAt === 0) {
-          suspendedAt = Date.now();
-          return Consume.suspend(1_500);
-        }
-        return Consume.success;
-      }, { concurrency: 2 });
+      queue.subscribe(
+        async (m) => {
+          log.push({ body: m.body, at: Date.now(), attempt: m.attempt });
+          if (m.body === 's0' && suspendedAt === 0) {
+            suspendedAt = Date.now();
+            return Consume.suspend(1_500);
+          }
+          return Consume.success;
+        },
+        { concurrency: 2 },
+      );
       await ready();
       await queue.send(slow, 's0');
       await queue.send(slow, 's1');
@@ -119,17 +131,23 @@ export function runLiteQueueConformance(
       const slowLog = log.filter((e) => e.body.startsWith('s'));
       expect(slowLog.map((e) => e.body)).toEqual(['s0', 's0', 's1']);
       expect(slowLog[1]!.at - suspendedAt).toBeGreaterThanOrEqual(1_400);
-      expect(slowLog.map((e) => e.attempt), 'Suspend is not a failure').toEqual([1, 1, 1]);
+      expect(
+        slowLog.map((e) => e.attempt),
+        'Suspend is not a failure',
+      ).toEqual([1, 1, 1]);
     });
 
     it('redelivers a failed message with a growing attempt and dead-letters it at the limit, keeping the LiteTopic in order', async () => {
       const { queue, ready, deadLetters } = await open({ maxAttempts: 3, retryBackoffMs: () => 200 });
       const topic = lt('failing');
       const log: Array<{ body: string; attempt: number }> = [];
-      queue.subscribe(async (m: LiteMessage): Promise<ConsumeResult> => {
-        log.push({ body: m.body, attempt: m.attempt });
-        return m.body === 'bad' ? Consume.failure('upstream 500') : Consume.success;
-      }, { concurrency: 2 });
+      queue.subscribe(
+        async (m: LiteMessage): Promise<ConsumeResult> => {
+          log.push({ body: m.body, attempt: m.attempt });
+          return m.body === 'bad' ? Consume.failure('upstream 500') : Consume.success;
+        },
+        { concurrency: 2 },
+      );
       await ready();
       await queue.send(topic, 'bad');
       await queue.send(topic, 'next');
@@ -150,10 +168,13 @@ export function runLiteQueueConformance(
     it('consumes a LiteTopic first created after the consumer started', async () => {
       const { queue, ready } = await open();
       const got = new Map<string, string[]>();
-      queue.subscribe(async (m) => {
-        got.set(m.liteTopic, [...(got.get(m.liteTopic) ?? []), m.body]);
-        return Consume.success;
-      }, { concurrency: 4 });
+      queue.subscribe(
+        async (m) => {
+          got.set(m.liteTopic, [...(got.get(m.liteTopic) ?? []), m.body]);
+          return Consume.success;
+        },
+        { concurrency: 4 },
+      );
       await ready();
       await pause(2_000);
       const fresh = [lt('new1'), lt('new2'), lt('new3')];
@@ -189,21 +210,28 @@ export function runLiteQueueConformance(
       expect(seen.size).toBe(total);
     });
 
-    it(`delivers each of ${conformance.manyLiteTopics} LiteTopics`, async () => {
-      const { queue, ready } = await open();
-      const prefix = lt('many');
-      const n = conformance.manyLiteTopics;
-      const got = new Set<string>();
-      queue.subscribe(async (m) => {
-        got.add(m.liteTopic);
-        return Consume.success;
-      }, { concurrency: 64 });
-      await ready();
-      const names = Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
-      // Sends in waves, as many edges would, not one at a time.
-      for (let i = 0; i < n; i += 200) await Promise.all(names.slice(i, i + 200).map((t) => queue.send(t, t)));
-      await until(`${n} LiteTopics delivered`, () => got.size >= n, Math.max(deliveryTimeoutMs, n * 20));
-      expect(names.every((t) => got.has(t))).toBe(true);
-    }, Math.max(120_000, conformance.manyLiteTopics * 30));
+    it(
+      `delivers each of ${conformance.manyLiteTopics} LiteTopics`,
+      async () => {
+        const { queue, ready } = await open();
+        const prefix = lt('many');
+        const n = conformance.manyLiteTopics;
+        const got = new Set<string>();
+        queue.subscribe(
+          async (m) => {
+            got.add(m.liteTopic);
+            return Consume.success;
+          },
+          { concurrency: 64 },
+        );
+        await ready();
+        const names = Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+        // Sends in waves, as many edges would, not one at a time.
+        for (let i = 0; i < n; i += 200) await Promise.all(names.slice(i, i + 200).map((t) => queue.send(t, t)));
+        await until(`${n} LiteTopics delivered`, () => got.size >= n, Math.max(deliveryTimeoutMs, n * 20));
+        expect(names.every((t) => got.has(t))).toBe(true);
+      },
+      Math.max(120_000, conformance.manyLiteTopics * 30),
+    );
   });
 }

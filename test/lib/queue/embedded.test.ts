@@ -13,11 +13,14 @@ describe('embedded LiteTopic engine', () => {
       await q.send('b', `b${i}`);
     }
     const seen: string[] = [];
-    const sub = q.subscribe(async (m) => {
-      seen.push(m.body);
-      await sleep(clock, 10);
-      return Consume.success;
-    }, { concurrency: 1 });
+    const sub = q.subscribe(
+      async (m) => {
+        seen.push(m.body);
+        await sleep(clock, 10);
+        return Consume.success;
+      },
+      { concurrency: 1 },
+    );
     await clock.advance(1_000);
     expect(seen).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2', 'a3', 'b3', 'a4', 'b4']);
     await sub.close();
@@ -28,11 +31,14 @@ describe('embedded LiteTopic engine', () => {
     const q = new EmbeddedLiteQueue({ clock });
     for (let i = 0; i < 50; i++) await q.send(`t${i % 5}`, String(i));
     const perTopic = new Map<string, number[]>();
-    q.subscribe(async (m) => {
-      await sleep(clock, 1 + (Number(m.body) % 7));
-      perTopic.set(m.liteTopic, [...(perTopic.get(m.liteTopic) ?? []), Number(m.body)]);
-      return Consume.success;
-    }, { concurrency: 8 });
+    q.subscribe(
+      async (m) => {
+        await sleep(clock, 1 + (Number(m.body) % 7));
+        perTopic.set(m.liteTopic, [...(perTopic.get(m.liteTopic) ?? []), Number(m.body)]);
+        return Consume.success;
+      },
+      { concurrency: 8 },
+    );
     await clock.advance(1_000);
     for (const list of perTopic.values()) expect(list).toEqual([...list].sort((x, y) => x - y));
     expect([...perTopic.values()].flat()).toHaveLength(50);
@@ -47,14 +53,17 @@ describe('embedded LiteTopic engine', () => {
     await q.send('fast', 'f1');
     const log: Array<[number, string]> = [];
     let suspended = false;
-    q.subscribe(async (m) => {
-      log.push([clock.now(), m.body]);
-      if (m.body === 's0' && !suspended) {
-        suspended = true;
-        return Consume.suspend(300);
-      }
-      return Consume.success;
-    }, { concurrency: 1 });
+    q.subscribe(
+      async (m) => {
+        log.push([clock.now(), m.body]);
+        if (m.body === 's0' && !suspended) {
+          suspended = true;
+          return Consume.suspend(300);
+        }
+        return Consume.success;
+      },
+      { concurrency: 1 },
+    );
     await clock.advance(1_000);
     expect(log).toEqual([
       [0, 's0'],
@@ -68,14 +77,22 @@ describe('embedded LiteTopic engine', () => {
   it('redelivers a failed message with backoff, then dead-letters it after the attempt limit', async () => {
     const clock = new VirtualClock(0);
     const dead: string[] = [];
-    const q = new EmbeddedLiteQueue({ clock, maxAttempts: 3, retryBackoffMs: (n) => 100 * n, onDeadLetter: (d) => dead.push(`${d.message.body}:${d.reason}`) });
+    const q = new EmbeddedLiteQueue({
+      clock,
+      maxAttempts: 3,
+      retryBackoffMs: (n) => 100 * n,
+      onDeadLetter: (d) => dead.push(`${d.message.body}:${d.reason}`),
+    });
     await q.send('t', 'bad');
     await q.send('t', 'good');
     const attempts: Array<[number, string, number]> = [];
-    q.subscribe(async (m: LiteMessage): Promise<ConsumeResult> => {
-      attempts.push([clock.now(), m.body, m.attempt]);
-      return m.body === 'bad' ? Consume.failure('upstream 500') : Consume.success;
-    }, { concurrency: 4 });
+    q.subscribe(
+      async (m: LiteMessage): Promise<ConsumeResult> => {
+        attempts.push([clock.now(), m.body, m.attempt]);
+        return m.body === 'bad' ? Consume.failure('upstream 500') : Consume.success;
+      },
+      { concurrency: 4 },
+    );
     await clock.advance(10_000);
     expect(attempts).toEqual([
       [0, 'bad', 1],
@@ -91,9 +108,12 @@ describe('embedded LiteTopic engine', () => {
     const clock = new VirtualClock(0);
     const q = new EmbeddedLiteQueue({ clock, maxAttempts: 1 });
     await q.send('t', 'x');
-    q.subscribe(async () => {
-      throw new Error('boom');
-    }, { concurrency: 1 });
+    q.subscribe(
+      async () => {
+        throw new Error('boom');
+      },
+      { concurrency: 1 },
+    );
     await clock.advance(10);
     expect(q.deadLetters()[0]?.reason).toBe('boom');
   });
@@ -103,11 +123,14 @@ describe('embedded LiteTopic engine', () => {
     const q = new EmbeddedLiteQueue({ clock, invisibleTimeoutMs: 1_000, retryBackoffMs: () => 0 });
     await q.send('t', 'x');
     const deliveries: number[] = [];
-    q.subscribe(async (m) => {
-      deliveries.push(m.attempt);
-      if (m.attempt === 1) await new Promise(() => {}); // hangs forever
-      return Consume.success;
-    }, { concurrency: 2 });
+    q.subscribe(
+      async (m) => {
+        deliveries.push(m.attempt);
+        if (m.attempt === 1) await new Promise(() => {}); // hangs forever
+        return Consume.success;
+      },
+      { concurrency: 2 },
+    );
     await clock.advance(5_000);
     expect(deliveries).toEqual([1, 2]);
     expect(q.stats()).toMatchObject({ queued: 0, deadLettered: 0 });

@@ -24,7 +24,10 @@ function kept({ brokerUp = true } = {}) {
   const clock = new VirtualClock(0);
   const manager = new FakeManager(clock);
   manager.brokerUp = brokerUp;
-  const keeper = keepLiteSubscription({ liteSubscriptionManager: manager }, { clock, retryMs: 1_000, maxRetryMs: 4_000 })!;
+  const keeper = keepLiteSubscription(
+    { liteSubscriptionManager: manager },
+    { clock, retryMs: 1_000, maxRetryMs: 4_000 },
+  )!;
   return { clock, manager, keeper };
 }
 

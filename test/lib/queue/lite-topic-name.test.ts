@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { liteTopicName, MAX_LITE_TOPIC_LENGTH, type LiteTopicOf } from '../../../lib/queue/lite-topic-name.js';
 
 const VALID = /^[A-Za-z0-9_-]+$/;
-const part = fc.oneof(fc.string({ maxLength: 24 }), fc.constantFrom('a', 'a.b', 'a-b', 'a_2db', '_', '-', '租户', 'x'.repeat(70)));
+const part = fc.oneof(
+  fc.string({ maxLength: 24 }),
+  fc.constantFrom('a', 'a.b', 'a-b', 'a_2db', '_', '-', '租户', 'x'.repeat(70)),
+);
 const of = fc.record<LiteTopicOf>({ tier: part, tenant: part, account: part, model: part });
 const key = (t: LiteTopicOf) => JSON.stringify([t.tier, t.tenant, t.account, t.model]);
 

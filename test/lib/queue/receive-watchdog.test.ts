@@ -61,7 +61,9 @@ describe('observeReceives', () => {
       },
     };
     const seen: string[] = [];
-    expect(observeReceives(consumer, { ok: () => seen.push('ok'), failed: (e) => seen.push(String(isLostSession(e))) })).toBe(true);
+    expect(
+      observeReceives(consumer, { ok: () => seen.push('ok'), failed: (e) => seen.push(String(isLostSession(e))) }),
+    ).toBe(true);
     expect(await consumer.receiveMessage(7)).toEqual([7]);
     fail = true;
     await expect(consumer.receiveMessage(8)).rejects.toBe(lostSession);

@@ -10,7 +10,8 @@ import { until as waitUntil, useRocketMQ } from '../../support/rocketmq.ts';
 // What the RocketMQ adapter adds over the conformance suite: names the proxy accepts,
 // error mapping against a real proxy and broker, and a close that drains.
 const { mq, control, closeLater, freshQueue: freshOn } = useRocketMQ();
-const freshQueue = (extra: Partial<RocketMQLiteQueueOptions> = {}) => freshOn('adapter', { orderly: true, maxAttempts: 16 }, extra);
+const freshQueue = (extra: Partial<RocketMQLiteQueueOptions> = {}) =>
+  freshOn('adapter', { orderly: true, maxAttempts: 16 }, extra);
 const until = (what: string, check: () => boolean, timeoutMs = 30_000) => waitUntil(what, check, timeoutMs);
 
 describe('LiteTopic names', () => {
@@ -25,7 +26,8 @@ describe('LiteTopic names', () => {
     ['realtime', 'under_score', 'x', 'x'],
     ['realtime', 'under', '5fscore-x', 'x'],
   ];
-  const nameOf = ([tier, tenant, account, model]: [string, string, string, string]) => liteTopicName({ tier, tenant, account, model });
+  const nameOf = ([tier, tenant, account, model]: [string, string, string, string]) =>
+    liteTopicName({ tier, tenant, account, model });
 
   it('are distinct, within [A-Za-z0-9_-] and 64 bytes, including the long hashed form', () => {
     const names = cases.map(nameOf);
@@ -39,10 +41,13 @@ describe('LiteTopic names', () => {
   it('are accepted by the proxy and come back unchanged on delivery', async () => {
     const queue = await freshQueue();
     const seen = new Map<string, string>();
-    queue.subscribe(async (m) => {
-      seen.set(m.body, m.liteTopic);
-      return Consume.success;
-    }, { concurrency: 4 });
+    queue.subscribe(
+      async (m) => {
+        seen.set(m.body, m.liteTopic);
+        return Consume.success;
+      },
+      { concurrency: 4 },
+    );
     await queue.ready();
     const names = cases.map(nameOf);
     for (const n of names) await queue.send(n, `body:${n}`);
@@ -96,21 +101,27 @@ describe('RocketMQ adapter close', () => {
 
     const firstRun: LiteMessage[] = [];
     let finished = 0;
-    const first = queue.subscribe(async (m) => {
-      firstRun.push(m);
-      await new Promise((r) => setTimeout(r, 1_500));
-      finished++;
-      return Consume.success;
-    }, { concurrency: 1 });
+    const first = queue.subscribe(
+      async (m) => {
+        firstRun.push(m);
+        await new Promise((r) => setTimeout(r, 1_500));
+        finished++;
+        return Consume.success;
+      },
+      { concurrency: 1 },
+    );
     await until('the first handler to start', () => firstRun.length === 1);
     await first.close();
     expect(finished, 'close waited for the running handler').toBe(firstRun.length);
 
     const secondRun: string[] = [];
-    queue.subscribe(async (m) => {
-      secondRun.push(m.body);
-      return Consume.success;
-    }, { concurrency: 1 });
+    queue.subscribe(
+      async (m) => {
+        secondRun.push(m.body);
+        return Consume.success;
+      },
+      { concurrency: 1 },
+    );
     const doneFirst = firstRun.map((m) => m.body);
     const rest = ['0', '1', '2', '3', '4'].filter((b) => !doneFirst.includes(b));
     await until('the rest after the restart', () => rest.every((b) => secondRun.includes(b)));

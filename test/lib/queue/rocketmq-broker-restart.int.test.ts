@@ -16,10 +16,13 @@ const { control, freshQueue } = useRocketMQ();
 it('delivers what is sent after a broker restart within seconds, not at the client 30 s re-sync', async () => {
   const queue = await freshQueue('restart', { orderly: true, maxAttempts: 16 }, { sendTimeoutMs: 3_000 });
   const got = new Map<string, number>();
-  queue.subscribe(async (m) => {
-    got.set(m.body, Date.now());
-    return Consume.success;
-  }, { concurrency: 4 });
+  queue.subscribe(
+    async (m) => {
+      got.set(m.body, Date.now());
+      return Consume.success;
+    },
+    { concurrency: 4 },
+  );
   await queue.ready();
   await queue.send('lt-a', 'before');
   await until('the message sent before the restart', () => got.has('before'));
@@ -52,11 +55,14 @@ it('does not leave a LiteTopic blocked for the invisible time when the first ack
   const got = new Map<string, number>();
   let release: () => void = () => undefined;
   const released = new Promise<void>((resolve) => (release = resolve));
-  queue.subscribe(async (m) => {
-    got.set(m.body, Date.now());
-    if (m.body === 'held') await released;
-    return Consume.success;
-  }, { concurrency: 4 });
+  queue.subscribe(
+    async (m) => {
+      got.set(m.body, Date.now());
+      if (m.body === 'held') await released;
+      return Consume.success;
+    },
+    { concurrency: 4 },
+  );
   await queue.ready();
   await queue.send('lt-b', 'held');
   await until('the held message', () => got.has('held'));

@@ -59,17 +59,27 @@ it('loses no accepted envelope when the broker is killed with -9 during a send l
     probeAfterMs: 1_000,
     onSpill: () => void spilled++,
   });
-  const redrive = new RedriveWorker({ sqs, queueUrl: spilloverUrl, target: broker, clock: systemClock, waitSeconds: 1, backoffMs: () => 1_000 });
+  const redrive = new RedriveWorker({
+    sqs,
+    queueUrl: spilloverUrl,
+    target: broker,
+    clock: systemClock,
+    waitSeconds: 1,
+    backoffMs: () => 1_000,
+  });
   redrive.start();
   closers.push(() => redrive.stop());
 
   const delivered = new Set<string>();
-  broker.subscribe(async (m) => {
-    // Every 40th envelope is poison: it fails until it is dead-lettered.
-    if (m.body.endsWith('#poison')) return Consume.failure('poison envelope');
-    delivered.add(m.body);
-    return Consume.success;
-  }, { concurrency: 16 });
+  broker.subscribe(
+    async (m) => {
+      // Every 40th envelope is poison: it fails until it is dead-lettered.
+      if (m.body.endsWith('#poison')) return Consume.failure('poison envelope');
+      delivered.add(m.body);
+      return Consume.success;
+    },
+    { concurrency: 16 },
+  );
   await broker.ready();
 
   const accepted: string[] = [];

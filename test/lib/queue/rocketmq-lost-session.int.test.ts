@@ -25,16 +25,23 @@ it('replaces a consumer whose session the proxy dropped during a long broker out
       void lines.push({ level, text: `${msg ?? ''} ${JSON.stringify(obj)}` });
   const log: Logger = { debug: () => undefined, info: () => undefined, warn: capture('warn'), error: capture('error') };
   // The period is longer than the test: only the proxy's lost-session answer may trigger a replacement.
-  const queue = await freshQueue('lost', { orderly: true, maxAttempts: 16 }, {
-    log,
-    receiveWatchdog: { failures: 3, periodMs: 3_600_000 },
-    sendTimeoutMs: 3_000,
-  });
+  const queue = await freshQueue(
+    'lost',
+    { orderly: true, maxAttempts: 16 },
+    {
+      log,
+      receiveWatchdog: { failures: 3, periodMs: 3_600_000 },
+      sendTimeoutMs: 3_000,
+    },
+  );
   const got = new Set<string>();
-  queue.subscribe(async (m) => {
-    got.add(m.body);
-    return Consume.success;
-  }, { concurrency: 4 });
+  queue.subscribe(
+    async (m) => {
+      got.add(m.body);
+      return Consume.success;
+    },
+    { concurrency: 4 },
+  );
   await queue.ready();
   await queue.send('lt-a', 'before');
   await until('the message sent before the outage', () => got.has('before'));
@@ -48,7 +55,9 @@ it('replaces a consumer whose session the proxy dropped during a long broker out
   // which would bring the old consumer back eventually.
   await until('the message sent after the outage', () => got.has('after'), 60_000);
 
-  const lostSession = lines.filter((l) => l.text.includes('"settings\\" is null') || l.text.includes('"settings" is null'));
+  const lostSession = lines.filter(
+    (l) => l.text.includes('"settings\\" is null') || l.text.includes('"settings" is null'),
+  );
   const replaced = lines.filter((l) => l.text.includes('replacing it with a new client'));
   console.log('lost-session receive errors', lostSession.length, 'replacements', replaced.length);
   expect(lostSession.length, 'the proxy dropped the session (the fault was reproduced)').toBeGreaterThan(0);

@@ -56,7 +56,9 @@ describe('retryRefusedSettles', () => {
     const response = status(OK);
     const { clock, consumer, refusals, ok } = wrapped(() => response);
     expect(ok).toBe(true);
-    await expect(settle(clock, consumer.ackMessageViaRpc('endpoints', ackRequest('m1'), 3_000))).resolves.toBe(response);
+    await expect(settle(clock, consumer.ackMessageViaRpc('endpoints', ackRequest('m1'), 3_000))).resolves.toBe(
+      response,
+    );
     expect(consumer.calls).toEqual([0]);
     expect(refusals).toEqual([]);
   });
@@ -70,7 +72,14 @@ describe('retryRefusedSettles', () => {
     expect((response as ReturnType<typeof status>).getStatus().toObject().code).toBe(OK);
     expect(consumer.calls).toEqual([0, 1_000]);
     expect(refusals).toEqual([
-      { call: 'ack', messageId: 'm1', code: INVALID_RECEIPT_HANDLE, reason: 'cannot find broker broker-a', attempt: 1, retrying: true },
+      {
+        call: 'ack',
+        messageId: 'm1',
+        code: INVALID_RECEIPT_HANDLE,
+        reason: 'cannot find broker broker-a',
+        attempt: 1,
+        retrying: true,
+      },
     ]);
   });
 
@@ -88,22 +97,42 @@ describe('retryRefusedSettles', () => {
   });
 
   it('tries a refused Suspend again the same way', async () => {
-    const { clock, consumer, refusals } = wrapped(() => status(INVALID_RECEIPT_HANDLE), () => status(OK));
+    const { clock, consumer, refusals } = wrapped(
+      () => status(INVALID_RECEIPT_HANDLE),
+      () => status(OK),
+    );
     await settle(clock, consumer.changeInvisibleDurationViaRpc('endpoints', changeRequest('m3'), 3_000));
     expect(consumer.calls).toEqual([0, 1_000]);
-    expect(refusals).toEqual([{ call: 'change-invisible-duration', messageId: 'm3', code: INVALID_RECEIPT_HANDLE, reason: '', attempt: 1, retrying: true }]);
+    expect(refusals).toEqual([
+      {
+        call: 'change-invisible-duration',
+        messageId: 'm3',
+        code: INVALID_RECEIPT_HANDLE,
+        reason: '',
+        attempt: 1,
+        retrying: true,
+      },
+    ]);
   });
 
   it('reports other refusals once and leaves their retries to the client, which makes its own', async () => {
     const { clock, consumer, refusals } = wrapped(() => status(INTERNAL_SERVER_ERROR, 'broker down'));
     await settle(clock, consumer.ackMessageViaRpc('endpoints', ackRequest('m4'), 3_000));
     expect(consumer.calls).toEqual([0]);
-    expect(refusals).toEqual([{ call: 'ack', messageId: 'm4', code: INTERNAL_SERVER_ERROR, reason: 'broker down', attempt: 1, retrying: false }]);
+    expect(refusals).toEqual([
+      { call: 'ack', messageId: 'm4', code: INTERNAL_SERVER_ERROR, reason: 'broker down', attempt: 1, retrying: false },
+    ]);
   });
 
   it('looks at each entry when the response as a whole says OK', async () => {
-    const refusedEntry = { ...status(OK), getEntriesList: () => [status(INVALID_RECEIPT_HANDLE, 'cannot find broker broker-a')] };
-    const { clock, consumer, refusals } = wrapped(() => refusedEntry, () => status(OK));
+    const refusedEntry = {
+      ...status(OK),
+      getEntriesList: () => [status(INVALID_RECEIPT_HANDLE, 'cannot find broker broker-a')],
+    };
+    const { clock, consumer, refusals } = wrapped(
+      () => refusedEntry,
+      () => status(OK),
+    );
     await settle(clock, consumer.ackMessageViaRpc('endpoints', ackRequest('m5'), 3_000));
     expect(consumer.calls).toEqual([0, 1_000]);
     expect(refusals).toHaveLength(1);
@@ -113,8 +142,12 @@ describe('retryRefusedSettles', () => {
     const { clock, consumer, refusals } = wrapped(() => {
       throw new Error('DEADLINE_EXCEEDED');
     });
-    await expect(settle(clock, consumer.ackMessageViaRpc('endpoints', ackRequest('m6'), 3_000))).rejects.toThrow('DEADLINE_EXCEEDED');
-    expect(refusals).toEqual([{ call: 'ack', messageId: 'm6', code: undefined, reason: 'DEADLINE_EXCEEDED', attempt: 1, retrying: false }]);
+    await expect(settle(clock, consumer.ackMessageViaRpc('endpoints', ackRequest('m6'), 3_000))).rejects.toThrow(
+      'DEADLINE_EXCEEDED',
+    );
+    expect(refusals).toEqual([
+      { call: 'ack', messageId: 'm6', code: undefined, reason: 'DEADLINE_EXCEEDED', attempt: 1, retrying: false },
+    ]);
   });
 
   it('never lets a failing report change what the client sees', async () => {

@@ -6,7 +6,8 @@ import { ShardedLiteQueue } from '../../../lib/queue/sharded.js';
 import { Consume, type LiteMessage } from '../../../lib/queue/types.js';
 
 const VALID = /^[A-Za-z0-9_-]+$/;
-const name = (tier: string, tenant: string, account: string, model: string) => liteTopicName({ tier, tenant, account, model });
+const name = (tier: string, tenant: string, account: string, model: string) =>
+  liteTopicName({ tier, tenant, account, model });
 
 describe('liteTopicShard', () => {
   it('shard 0 is the LiteTopic itself; others append -n', () => {
@@ -41,7 +42,12 @@ describe('ShardedLiteQueue', () => {
     const clock = new VirtualClock(Date.UTC(2026, 0, 1));
     const inner = new EmbeddedLiteQueue({ clock, maxInFlightPerTopic: 1 });
     const sent: string[] = [];
-    const spy = { ...inner, send: (t: string, b: string) => (sent.push(t), inner.send(t, b)), subscribe: inner.subscribe.bind(inner), close: inner.close.bind(inner) };
+    const spy = {
+      ...inner,
+      send: (t: string, b: string) => (sent.push(t), inner.send(t, b)),
+      subscribe: inner.subscribe.bind(inner),
+      close: inner.close.bind(inner),
+    };
     return { clock, inner, sent, queue: new ShardedLiteQueue(spy, { clock, shards }) };
   }
 
@@ -60,7 +66,14 @@ describe('ShardedLiteQueue', () => {
       await queue.send('realtime-acme-m', `m${i}`);
       await clock.advance(4_000);
     }
-    expect(sent).toEqual(['realtime-acme-m', 'realtime-acme-m-1', 'realtime-acme-m-2', 'realtime-acme-m-3', 'realtime-acme-m', 'realtime-acme-m-1']);
+    expect(sent).toEqual([
+      'realtime-acme-m',
+      'realtime-acme-m-1',
+      'realtime-acme-m-2',
+      'realtime-acme-m-3',
+      'realtime-acme-m',
+      'realtime-acme-m-1',
+    ]);
   });
 
   it('spreads a burst over every shard, round robin, and other LiteTopics count on their own', async () => {
@@ -68,8 +81,14 @@ describe('ShardedLiteQueue', () => {
     for (let i = 0; i < 8; i++) await queue.send('batch-acme-m', `m${i}`);
     await queue.send('batch-other-m', 'x');
     expect(sent).toEqual([
-      'batch-acme-m', 'batch-acme-m-1', 'batch-acme-m-2', 'batch-acme-m-3',
-      'batch-acme-m', 'batch-acme-m-1', 'batch-acme-m-2', 'batch-acme-m-3',
+      'batch-acme-m',
+      'batch-acme-m-1',
+      'batch-acme-m-2',
+      'batch-acme-m-3',
+      'batch-acme-m',
+      'batch-acme-m-1',
+      'batch-acme-m-2',
+      'batch-acme-m-3',
       'batch-other-m',
     ]);
   });
@@ -79,14 +98,17 @@ describe('ShardedLiteQueue', () => {
     let running = 0;
     let peak = 0;
     const done: LiteMessage[] = [];
-    queue.subscribe(async (m) => {
-      running++;
-      peak = Math.max(peak, running);
-      await new Promise<void>((r) => clock.setTimer(100, r));
-      running--;
-      done.push(m);
-      return Consume.success;
-    }, { concurrency: 16 });
+    queue.subscribe(
+      async (m) => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise<void>((r) => clock.setTimer(100, r));
+        running--;
+        done.push(m);
+        return Consume.success;
+      },
+      { concurrency: 16 },
+    );
     for (let i = 0; i < 12; i++) await queue.send('batch-acme-m', `m${i}`);
     await clock.advance(1_000);
     expect(done).toHaveLength(12);

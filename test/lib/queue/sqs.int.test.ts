@@ -54,11 +54,14 @@ function embedded(onDeadLetter = (_: unknown) => undefined): EmbeddedLiteQueue {
 async function collect(q: LiteQueue, expected: number): Promise<Map<string, string[]>> {
   const got = new Map<string, string[]>();
   let n = 0;
-  q.subscribe(async (m) => {
-    got.set(m.liteTopic, [...(got.get(m.liteTopic) ?? []), m.body]);
-    n++;
-    return Consume.success;
-  }, { concurrency: 4 });
+  q.subscribe(
+    async (m) => {
+      got.set(m.liteTopic, [...(got.get(m.liteTopic) ?? []), m.body]);
+      n++;
+      return Consume.success;
+    },
+    { concurrency: 4 },
+  );
   const deadline = Date.now() + 20_000;
   while (n < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   return got;
@@ -98,7 +101,12 @@ describe('SQS spillover', () => {
     const spillover = new Spillover({ sqs, queueUrl: spilloverUrl });
     for (let i = 0; i < 6; i++) await spillover.spill('lt-x', `x/${i}`);
 
-    const stillDown = new RedriveWorker({ sqs, queueUrl: spilloverUrl, target: await unreachableBroker(), clock: systemClock });
+    const stillDown = new RedriveWorker({
+      sqs,
+      queueUrl: spilloverUrl,
+      target: await unreachableBroker(),
+      clock: systemClock,
+    });
     expect(await stillDown.drainOnce()).toBe(0);
     expect(stillDown.stats.failedAttempts).toBe(1);
 
@@ -112,13 +120,19 @@ describe('SQS spillover', () => {
 
   it('a broker outage longer than the receive limit dead-letters nothing: held envelopes wait, the expired one is answered', async () => {
     const prefix = `t-${randomUUID().slice(0, 8)}`;
-    const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-dlq.fifo`, Attributes: { FifoQueue: 'true' } }))).QueueUrl!;
-    const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    const dlqUrl = (
+      await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-dlq.fifo`, Attributes: { FifoQueue: 'true' } }))
+    ).QueueUrl!;
+    const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] })))
+      .Attributes!.QueueArn!;
     const spilloverUrl = (
       await sqs.send(
         new CreateQueueCommand({
           QueueName: `${prefix}-spillover.fifo`,
-          Attributes: { FifoQueue: 'true', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 2 }) },
+          Attributes: {
+            FifoQueue: 'true',
+            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 2 }),
+          },
         }),
       )
     ).QueueUrl!;
@@ -145,7 +159,8 @@ describe('SQS spillover', () => {
       waitSeconds: 1,
       maxReceiveCount: 2,
       backoffMs: () => 200,
-      onUndeliverable: async (d) => void answered.push({ body: d.message.body, reason: d.reason, status: d.httpStatus }),
+      onUndeliverable: async (d) =>
+        void answered.push({ body: d.message.body, reason: d.reason, status: d.httpStatus }),
     });
     worker.start();
     closers.push(() => worker.stop());
@@ -156,7 +171,9 @@ describe('SQS spillover', () => {
     const got = await collect(target, 2);
     expect(got.get('lt-a')).toEqual([body(0, now + 60_000), body(2, now + 60_000)]);
     expect(got.has('lt-b')).toBe(false);
-    expect(answered).toEqual([{ body: body(1, now + 1_500), reason: expect.stringContaining('deadline'), status: 503 }]);
+    expect(answered).toEqual([
+      { body: body(1, now + 1_500), reason: expect.stringContaining('deadline'), status: 503 },
+    ]);
     const dead = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1 }));
     expect(dead.Messages ?? []).toEqual([]);
   });
@@ -226,7 +243,9 @@ describe('SQS spillover', () => {
 
   it('does not spill a request the queue refuses for a reason other than an outage', async () => {
     const { spilloverUrl } = await queues();
-    const spilling = new SpillingLiteQueue(embedded(), new Spillover({ sqs, queueUrl: spilloverUrl }), { clock: systemClock });
+    const spilling = new SpillingLiteQueue(embedded(), new Spillover({ sqs, queueUrl: spilloverUrl }), {
+      clock: systemClock,
+    });
     // The embedded engine is up: the send goes straight to it.
     const { messageId } = await spilling.send('lt-ok', 'fine');
     expect(messageId.startsWith(SPILLED_PREFIX)).toBe(false);

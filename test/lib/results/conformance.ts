@@ -3,7 +3,14 @@ import type { ResultChannel, StoredResult } from '../../../lib/results/types.js'
 
 let n = 0;
 const newId = () => `req_conf_${Date.now()}_${n++}`;
-const result = (id: string, status: StoredResult['status'] = 'completed'): StoredResult => ({ id, tenant: 't', status, httpStatus: 200, body: { ok: id }, completedAt: 1 });
+const result = (id: string, status: StoredResult['status'] = 'completed'): StoredResult => ({
+  id,
+  tenant: 't',
+  status,
+  httpStatus: 200,
+  body: { ok: id },
+  completedAt: 1,
+});
 
 /** The same cases for every ResultChannel; time here is the wall clock. */
 export function runResultChannelConformance(name: string, make: () => Promise<ResultChannel>) {

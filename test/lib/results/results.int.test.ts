@@ -6,10 +6,13 @@ import { createEmbeddedResults } from '../../../lib/results/embedded.js';
 import { createRedisResults, ioredisTransport, upstashTransport } from '../../../lib/results/redis.js';
 import { runResultChannelConformance } from './conformance.js';
 
-const tcp = async () => createRedisResults({ transport: ioredisTransport(new IoRedis(inject('redisUrl'))), clock: systemClock });
+const tcp = async () =>
+  createRedisResults({ transport: ioredisTransport(new IoRedis(inject('redisUrl'))), clock: systemClock });
 const rest = async () =>
   createRedisResults({
-    transport: upstashTransport(new UpstashRedis({ url: inject('upstashUrl'), token: inject('upstashToken'), automaticDeserialization: false })),
+    transport: upstashTransport(
+      new UpstashRedis({ url: inject('upstashUrl'), token: inject('upstashToken'), automaticDeserialization: false }),
+    ),
     clock: systemClock,
   });
 

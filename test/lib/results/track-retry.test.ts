@@ -28,7 +28,9 @@ describe('Redis result channel: track', () => {
 
   it('gives up after its budget, so a client is not held while Redis stays away', async () => {
     const t = transport(1_000);
-    await expect(createRedisResults({ transport: t, clock: systemClock, trackRetryMs: 300 }).track('r1', 'acme')).rejects.toThrow(/writeable/);
+    await expect(
+      createRedisResults({ transport: t, clock: systemClock, trackRetryMs: 300 }).track('r1', 'acme'),
+    ).rejects.toThrow(/writeable/);
     expect(t.writes).toBe(0);
   });
 });

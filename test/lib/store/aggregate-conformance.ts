@@ -18,16 +18,58 @@ export function runAggregateConformance(open: (clock: Clock | undefined) => Prom
     it('adds counters, folds fields past the cap into the overflow, and drops fields at zero', async () => {
       const store = await open(new VirtualClock(0));
       const k = key('counts');
-      await store.addCounts([{ key: k, ttlMs: 60_000, maxFields: 3, counts: [['a', 2], ['b', 1]] }]);
-      await store.addCounts([{ key: k, ttlMs: 60_000, maxFields: 3, counts: [['c', 5], ['a', 1], ['d', 1]] }]);
+      await store.addCounts([
+        {
+          key: k,
+          ttlMs: 60_000,
+          maxFields: 3,
+          counts: [
+            ['a', 2],
+            ['b', 1],
+          ],
+        },
+      ]);
+      await store.addCounts([
+        {
+          key: k,
+          ttlMs: 60_000,
+          maxFields: 3,
+          counts: [
+            ['c', 5],
+            ['a', 1],
+            ['d', 1],
+          ],
+        },
+      ]);
       const [hash] = await store.readCounts([k]);
       expect(Object.fromEntries(hash!)).toEqual({ a: 3, b: 1, [OVERFLOW_FIELD]: 6 });
-      await store.addCounts([{ key: k, ttlMs: 60_000, maxFields: 3, counts: [['b', -1], ['a', -5]] }]);
+      await store.addCounts([
+        {
+          key: k,
+          ttlMs: 60_000,
+          maxFields: 3,
+          counts: [
+            ['b', -1],
+            ['a', -5],
+          ],
+        },
+      ]);
       const [after, missing] = await store.readCounts([k, key('none')]);
       expect(Object.fromEntries(after!)).toEqual({ [OVERFLOW_FIELD]: 6 });
       expect(missing!.size).toBe(0);
       // A freed place is taken by the next new field; the overflow holds one of the places.
-      await store.addCounts([{ key: k, ttlMs: 60_000, maxFields: 3, counts: [['e', 1], ['f', 1], ['g', 1]] }]);
+      await store.addCounts([
+        {
+          key: k,
+          ttlMs: 60_000,
+          maxFields: 3,
+          counts: [
+            ['e', 1],
+            ['f', 1],
+            ['g', 1],
+          ],
+        },
+      ]);
       expect(Object.fromEntries((await store.readCounts([k]))[0]!)).toEqual({ e: 1, [OVERFLOW_FIELD]: 8 });
     });
 
@@ -35,8 +77,24 @@ export function runAggregateConformance(open: (clock: Clock | undefined) => Prom
       const store = await open(new VirtualClock(0));
       const [k1, k2] = [key('one'), key('two')];
       await store.addCounts([
-        { key: k1, ttlMs: 60_000, maxFields: 10, counts: [['x|y', 1], ['zero', 0]] },
-        { key: k2, ttlMs: 60_000, maxFields: 1, counts: [['p', 2], ['q', 3]] },
+        {
+          key: k1,
+          ttlMs: 60_000,
+          maxFields: 10,
+          counts: [
+            ['x|y', 1],
+            ['zero', 0],
+          ],
+        },
+        {
+          key: k2,
+          ttlMs: 60_000,
+          maxFields: 1,
+          counts: [
+            ['p', 2],
+            ['q', 3],
+          ],
+        },
         { key: key('empty'), ttlMs: 60_000, maxFields: 1, counts: [] },
       ]);
       const [h1, h2] = await store.readCounts([k1, k2]);
@@ -75,19 +133,40 @@ export function runAggregateConformance(open: (clock: Clock | undefined) => Prom
     it('appends lines to fields, traces no new field in a full hash, and caps each value in UTF-8 bytes', async () => {
       const store = await open(new VirtualClock(0));
       const [k1, k2, k3] = [key('lines'), key('lines-none'), key('lines-small')];
-      const lines = (k: string, maxFields: number, maxBytes: number, l: [string, string][]) =>
-        ({ key: k, ttlMs: 60_000, maxFields, maxBytes, lines: l });
+      const lines = (k: string, maxFields: number, maxBytes: number, l: [string, string][]) => ({
+        key: k,
+        ttlMs: 60_000,
+        maxFields,
+        maxBytes,
+        lines: l,
+      });
       await store.appendLines([
         // Three fields hold two ids (one place stays for the overflow, as for counters).
-        lines(k1, 3, 10, [['a', 'x1'], ['b', 'y1'], ['a', 'x2'], ['c', 'z1'], ['b', ''], ['b', 'two\nlines']]),
+        lines(k1, 3, 10, [
+          ['a', 'x1'],
+          ['b', 'y1'],
+          ['a', 'x2'],
+          ['c', 'z1'],
+          ['b', ''],
+          ['b', 'two\nlines'],
+        ]),
         lines(k2, 1, 10, [['a', 'x']]),
-        lines(k3, 10, 3, [['p', 'long'], ['p', 'ok']]),
+        lines(k3, 10, 3, [
+          ['p', 'long'],
+          ['p', 'ok'],
+        ]),
         lines(key('lines-empty'), 10, 10, []),
       ]);
       // A full value keeps its first line and its latest: x4 (11 bytes in all) pushes x2 out. Sizes are
       // UTF-8 bytes: '€€€' (12 bytes with y1, 6 UTF-16 units) does not fit beside the first line, 'é€' does,
       // and 'ab' pushes it out (11 bytes, 8 UTF-16 units).
-      const more: [string, string][] = [['a', 'x3'], ['a', 'x4'], ['b', '€€€'], ['b', 'é€'], ['c', 'z2']];
+      const more: [string, string][] = [
+        ['a', 'x3'],
+        ['a', 'x4'],
+        ['b', '€€€'],
+        ['b', 'é€'],
+        ['c', 'z2'],
+      ];
       await store.appendLines([lines(k1, 3, 10, more)]);
       expect(await store.readLines([k1], 'b')).toEqual([['y1', 'é€']]);
       await store.appendLines([lines(k1, 3, 10, [['b', 'ab']])]);

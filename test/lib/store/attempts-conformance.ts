@@ -64,7 +64,11 @@ export function runAttemptStoreConformance(name: string, make: AttemptStoreFacto
 
     it('agrees with the embedded reference on random sequences', async () => {
       const op = fc.oneof(
-        fc.record({ op: fc.constant('claim' as const), owner: fc.constantFrom('a', 'b', 'c'), leaseMs: fc.integer({ min: 1, max: 3_000 }) }),
+        fc.record({
+          op: fc.constant('claim' as const),
+          owner: fc.constantFrom('a', 'b', 'c'),
+          leaseMs: fc.integer({ min: 1, max: 3_000 }),
+        }),
         fc.record({ op: fc.constant('end' as const), owner: fc.constantFrom('a', 'b', 'c'), failed: fc.boolean() }),
         fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 2_000 }) }),
       );
@@ -76,8 +80,14 @@ export function runAttemptStoreConformance(name: string, make: AttemptStoreFacto
           const id = `req-${randomUUID()}`;
           for (const step of steps) {
             if (step.op === 'advance') await clock.advance(step.ms);
-            else if (step.op === 'claim') expect(await s.claim(id, step.owner, step.leaseMs, TTL)).toEqual(await ref.claim(id, step.owner, step.leaseMs, TTL));
-            else expect(await s.end(id, step.owner, step.failed, TTL)).toBe(await ref.end(id, step.owner, step.failed, TTL));
+            else if (step.op === 'claim')
+              expect(await s.claim(id, step.owner, step.leaseMs, TTL)).toEqual(
+                await ref.claim(id, step.owner, step.leaseMs, TTL),
+              );
+            else
+              expect(await s.end(id, step.owner, step.failed, TTL)).toBe(
+                await ref.end(id, step.owner, step.failed, TTL),
+              );
           }
           await s.close();
         }),

@@ -20,13 +20,24 @@ const upstash = () =>
 
 runRateStoreConformance('embedded', embeddedFactory);
 runRateStoreConformance('redis over TCP', (clock) => createTcpStore({ url: redisUrl, clock }));
-runRateStoreConformance('redis over Upstash REST', async (clock) => createUpstashStore({ redis: upstash(), clock }), false);
+runRateStoreConformance(
+  'redis over Upstash REST',
+  async (clock) => createUpstashStore({ redis: upstash(), clock }),
+  false,
+);
 runAttemptStoreConformance('redis over TCP', async (clock) => {
   const redis = await connectRedis(redisUrl);
   return createRedisAttempts(ioredisEvalClient(redis), { clock, onClose: async () => redis.disconnect() });
 });
-runAttemptStoreConformance('redis over Upstash REST', async (clock) => createRedisAttempts(upstashEvalClient(upstash()), { clock }));
+runAttemptStoreConformance('redis over Upstash REST', async (clock) =>
+  createRedisAttempts(upstashEvalClient(upstash()), { clock }),
+);
 // The denial cache answers some refusals itself, with less detail (test/lib/store/redis-guarded.int.test.ts covers it).
 runRateStoreConformance('guarded over TCP, no denial cache', async (clock) =>
-  createGuardedStore({ primary: await createTcpStore({ url: redisUrl, clock }), clock: clock ?? systemClock, timeoutMs: 5_000, denialCache: false }),
+  createGuardedStore({
+    primary: await createTcpStore({ url: redisUrl, clock }),
+    clock: clock ?? systemClock,
+    timeoutMs: 5_000,
+    denialCache: false,
+  }),
 );

@@ -87,7 +87,13 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         const a = await store.admit({ limits: [acct, tokens] });
         expect(a.allowed).toBe(true);
         expect(a.windows.map((w) => w.remaining)).toEqual([1, 600]);
-        expect(a.windows[0]).toMatchObject({ scope: 'account-model', unit: 'requests', limit: 2, windowStart: 0, resetMs: 59_000 });
+        expect(a.windows[0]).toMatchObject({
+          scope: 'account-model',
+          unit: 'requests',
+          limit: 2,
+          windowStart: 0,
+          resetMs: 59_000,
+        });
         const b = await store.admit({ limits: [acct, tokens] });
         expect(b.windows.map((w) => w.remaining)).toEqual([0, 200]);
         const c = await store.admit({ limits: [acct, { ...tokens, cost: 100 }] });
@@ -176,7 +182,12 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
           { key: `${b.key}:none`, windowStart: 0, delta: 5 },
         ];
         await store.reconcile(items);
-        const probe = await store.admit({ limits: [{ ...a, cost: 0 }, { ...b, cost: 0 }] });
+        const probe = await store.admit({
+          limits: [
+            { ...a, cost: 0 },
+            { ...b, cost: 0 },
+          ],
+        });
         expect(probe.windows.map((w) => w.remaining)).toEqual([20, 100]);
         await store.reconcile([]);
       });
@@ -227,7 +238,10 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect((await store.admit({ limits: [], reservoir: place('long', 10_000) })).queued).toBe(1);
         // At rest, once every hold has ended, the reservoir is empty.
         await clock.advance(10_000);
-        const refusedAll = await store.admit({ limits: [limitFor(t, 'tenant', 'requests', 0, 60_000, 1)], reservoir: place('y', 1) });
+        const refusedAll = await store.admit({
+          limits: [limitFor(t, 'tenant', 'requests', 0, 60_000, 1)],
+          reservoir: place('y', 1),
+        });
         expect(refusedAll.allowed).toBe(false);
         expect(refusedAll.queued).toBe(0);
         // A release after the place lapsed changes nothing.
@@ -363,12 +377,16 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
           tiers: { constructor: { reserved: 1, lendable: 0 }, toString: { reserved: 1, lendable: 0 } },
           leaseMs: 60_000,
         };
-        const take = (tier: string, id: string) => store.acquireSlot({ ...gate, tier, leaseId: id, asker: 'd1', deadline: 10_000 });
+        const take = (tier: string, id: string) =>
+          store.acquireSlot({ ...gate, tier, leaseId: id, asker: 'd1', deadline: 10_000 });
         expect(await take('constructor', 'c1')).toEqual({ granted: true, inUse: { constructor: 1 } });
         expect((await take('hasOwnProperty', 'h1')).granted).toBe(true);
         // The unreserved slot is gone: constructor is at its reservation, toString still has its own.
         expect((await take('constructor', 'c2')).granted).toBe(false);
-        expect(await take('toString', 't1')).toEqual({ granted: true, inUse: { constructor: 1, hasOwnProperty: 1, toString: 1 } });
+        expect(await take('toString', 't1')).toEqual({
+          granted: true,
+          inUse: { constructor: 1, hasOwnProperty: 1, toString: 1 },
+        });
         await store.releaseSlot(gate.key, 'c1');
         expect((await take('valueOf', 'v1')).granted).toBe(false);
         expect((await take('constructor', 'c3')).granted).toBe(true);
@@ -406,7 +424,8 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
           tiers: { realtime: { reserved: 3, lendable: 3 }, batch: { reserved: 1, lendable: 0 } },
           leaseMs: 60_000,
         };
-        const take = (tier: string, id: string, moreWaiting?: boolean) => store.acquireSlot({ ...gate, tier, leaseId: id, moreWaiting });
+        const take = (tier: string, id: string, moreWaiting?: boolean) =>
+          store.acquireSlot({ ...gate, tier, leaseId: id, moreWaiting });
         for (let i = 0; i < 4; i++) expect((await take('batch', `b${i}`)).granted).toBe(true);
         expect((await take('realtime', 'r0')).granted).toBe(false);
         await store.releaseSlot(gate.key, 'b0');
@@ -416,23 +435,34 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect(await take('batch', 'b4')).toEqual({ granted: true, inUse: { batch: 3, realtime: 1 } });
       });
 
-      it(announces ? 'announces a release to the gate\'s watchers, not a release of a lease it does not hold' : 'cannot announce releases (its waiters keep their bounded keep-alive)', async () => {
-        const store = await open(new VirtualClock(0));
-        const key = slotGateKey(`m-${uid()}`);
-        let told = 0;
-        const stop = store.watchSlots(key, () => told++);
-        await sleep(100);
-        expect((await store.acquireSlot({ key, capacity: 1, tiers: {}, tier: 'batch', leaseId: 'a', leaseMs: 60_000 })).granted).toBe(true);
-        await store.releaseSlot(key, 'a');
-        await store.releaseSlot(key, 'never-held');
-        await sleep(100);
-        expect(told).toBe(announces ? 1 : 0);
-        stop();
-        expect((await store.acquireSlot({ key, capacity: 1, tiers: {}, tier: 'batch', leaseId: 'b', leaseMs: 60_000 })).granted).toBe(true);
-        await store.releaseSlot(key, 'b');
-        await sleep(100);
-        expect(told).toBe(announces ? 1 : 0);
-      });
+      it(
+        announces
+          ? "announces a release to the gate's watchers, not a release of a lease it does not hold"
+          : 'cannot announce releases (its waiters keep their bounded keep-alive)',
+        async () => {
+          const store = await open(new VirtualClock(0));
+          const key = slotGateKey(`m-${uid()}`);
+          let told = 0;
+          const stop = store.watchSlots(key, () => told++);
+          await sleep(100);
+          expect(
+            (await store.acquireSlot({ key, capacity: 1, tiers: {}, tier: 'batch', leaseId: 'a', leaseMs: 60_000 }))
+              .granted,
+          ).toBe(true);
+          await store.releaseSlot(key, 'a');
+          await store.releaseSlot(key, 'never-held');
+          await sleep(100);
+          expect(told).toBe(announces ? 1 : 0);
+          stop();
+          expect(
+            (await store.acquireSlot({ key, capacity: 1, tiers: {}, tier: 'batch', leaseId: 'b', leaseMs: 60_000 }))
+              .granted,
+          ).toBe(true);
+          await store.releaseSlot(key, 'b');
+          await sleep(100);
+          expect(told).toBe(announces ? 1 : 0);
+        },
+      );
 
       it('a reclaim mark lapses reclaimMs after the last refusal that set it', async () => {
         const clock = new VirtualClock(10_000);
@@ -443,7 +473,8 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
           tiers: { realtime: { reserved: 1, lendable: 1 }, batch: { reserved: 1, lendable: 0 } },
           leaseMs: 60_000,
         };
-        const take = (tier: string, id: string, reclaimMs?: number) => store.acquireSlot({ ...gate, tier, leaseId: id, reclaimMs });
+        const take = (tier: string, id: string, reclaimMs?: number) =>
+          store.acquireSlot({ ...gate, tier, leaseId: id, reclaimMs });
         expect((await take('batch', 'b0')).granted).toBe(true);
         expect((await take('batch', 'b1')).granted).toBe(true);
         expect((await take('realtime', 'r0', 1_000)).granted).toBe(false);
@@ -471,9 +502,20 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
       it("a refused asker's claim keeps the last slot it could take from a later deadline elsewhere, not from an earlier one; the claim ends with its grant, its lapse or its deadline", async () => {
         const clock = new VirtualClock(10_000);
         const store = await open(clock);
-        const gate = { key: slotGateKey(`m-${uid()}`), capacity: 3, tiers: { realtime: { reserved: 3, lendable: 0 } }, leaseMs: 60_000, reclaimMs: 1_000 };
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 3,
+          tiers: { realtime: { reserved: 3, lendable: 0 } },
+          leaseMs: 60_000,
+          reclaimMs: 1_000,
+        };
         const take = (id: string, asker?: string, deadlineIn?: number) =>
-          store.acquireSlot({ ...gate, tier: 'realtime', leaseId: id, ...(asker ? { asker, deadline: clock.now() + deadlineIn! } : {}) });
+          store.acquireSlot({
+            ...gate,
+            tier: 'realtime',
+            leaseId: id,
+            ...(asker ? { asker, deadline: clock.now() + deadlineIn! } : {}),
+          });
         for (const id of ['r0', 'r1', 'r2']) expect((await take(id, 'd0', 5_000)).granted).toBe(true);
         // d1's waiter (due in 3 s) is refused: it claims the tier.
         expect((await take('x0', 'd1', 3_000)).granted).toBe(false);
@@ -518,7 +560,17 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         const strict = { realtime: { reserved: 2, lendable: 0 }, batch: { reserved: 1, lendable: 0 } };
         const lending = { ...strict, realtime: { reserved: 2, lendable: 1 } };
         const take = (tier: string, leaseId: string, tiers: typeof strict, asker: string, deadlineIn: number) =>
-          store.acquireSlot({ key, capacity: 3, tiers, leaseMs: 60_000, reclaimMs: 1_000, tier, leaseId, asker, deadline: clock.now() + deadlineIn });
+          store.acquireSlot({
+            key,
+            capacity: 3,
+            tiers,
+            leaseMs: 60_000,
+            reclaimMs: 1_000,
+            tier,
+            leaseId,
+            asker,
+            deadline: clock.now() + deadlineIn,
+          });
         for (const id of ['r0', 'r1']) expect((await take('realtime', id, strict, 'd9', 5_000)).granted).toBe(true);
         expect((await take('batch', 'b0', strict, 'd9', 5_000)).granted).toBe(true);
         // Full: d1's batch waiter claims the tier.
@@ -528,7 +580,10 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect((await take('batch', 'b2', lending, 'd0', 4_000)).granted).toBe(false);
         // ... d1's own spec lends it nothing, so its refusal ends the claim, and d0 takes the slot.
         expect((await take('batch', 'b3', strict, 'd1', 3_000)).granted).toBe(false);
-        expect(await take('batch', 'b4', lending, 'd0', 4_000)).toEqual({ granted: true, inUse: { realtime: 1, batch: 2 } });
+        expect(await take('batch', 'b4', lending, 'd0', 4_000)).toEqual({
+          granted: true,
+          inUse: { realtime: 1, batch: 2 },
+        });
       });
 
       it('a tier refused at or above its reservation sets no reclaim mark', async () => {
@@ -563,7 +618,12 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
           weight: 5,
         },
         {
-          arbitrary: fc.record({ op: fc.constant('reconcile' as const), which: fc.integer({ min: 0, max: 3 }), back: fc.integer({ min: 0, max: 2 }), delta: fc.integer({ min: -6, max: 6 }) }),
+          arbitrary: fc.record({
+            op: fc.constant('reconcile' as const),
+            which: fc.integer({ min: 0, max: 3 }),
+            back: fc.integer({ min: 0, max: 2 }),
+            delta: fc.integer({ min: -6, max: 6 }),
+          }),
           weight: 1,
         },
         { arbitrary: fc.record({ op: fc.constant('leave' as const), which: fc.nat() }), weight: 1 },
@@ -585,14 +645,27 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
             reclaimMs: fc.option(fc.integer({ min: 0, max: 3000 }), { nil: undefined }),
             moreWaiting: fc.option(fc.boolean(), { nil: undefined }),
             ask: fc.option(
-              fc.record({ asker: fc.constantFrom('d0', 'd1', 'd2'), deadlineIn: fc.integer({ min: -100, max: 5_000 }), fraction: fc.constantFrom(0, 0.25) }),
+              fc.record({
+                asker: fc.constantFrom('d0', 'd1', 'd2'),
+                deadlineIn: fc.integer({ min: -100, max: 5_000 }),
+                fraction: fc.constantFrom(0, 0.25),
+              }),
               { nil: undefined },
             ),
           }),
           weight: 3,
         },
-        { arbitrary: fc.record({ op: fc.constant('release' as const), lease: fc.integer({ min: 0, max: 7 }) }), weight: 1 },
-        { arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 4000 })) }), weight: 3 },
+        {
+          arbitrary: fc.record({ op: fc.constant('release' as const), lease: fc.integer({ min: 0, max: 7 }) }),
+          weight: 1,
+        },
+        {
+          arbitrary: fc.record({
+            op: fc.constant('advance' as const),
+            ms: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 4000 })),
+          }),
+          weight: 3,
+        },
       );
       const gateArb = fc.record({
         capacity: fc.integer({ min: 1, max: 6 }),
@@ -647,25 +720,35 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
                   case 'reconcile': {
                     const history = starts[step.which]!;
                     const windowStart = history[history.length - 1 - step.back] ?? clock.now();
-                    await both((s) => s.reconcile([{ key: windowLimits[step.which]!.key, windowStart, delta: step.delta }]));
+                    await both((s) =>
+                      s.reconcile([{ key: windowLimits[step.which]!.key, windowStart, delta: step.delta }]),
+                    );
                     break;
                   }
                   case 'leave':
-                    await both((s) => s.leaveReservoir(reservoirPlace(reservoir.key, members[step.which % Math.max(1, members.length)] ?? 'r0')));
+                    await both((s) =>
+                      s.leaveReservoir(
+                        reservoirPlace(reservoir.key, members[step.which % Math.max(1, members.length)] ?? 'r0'),
+                      ),
+                    );
                     break;
                   case 'pace':
                     await both((s) => s.pace({ key: paceKey(t, `p${step.key}`), rate: step.rate, burst: step.burst }));
                     break;
                   case 'acquire':
-                    await both((s) => s.acquireSlot({
+                    await both((s) =>
+                      s.acquireSlot({
                         ...gate,
                         tier: step.tier,
                         leaseId: `l${step.lease}`,
                         leaseMs: step.leaseMs,
                         reclaimMs: step.reclaimMs,
                         moreWaiting: step.moreWaiting,
-                        ...(step.ask ? { asker: step.ask.asker, deadline: clock.now() + step.ask.deadlineIn + step.ask.fraction } : {}),
-                      }),);
+                        ...(step.ask
+                          ? { asker: step.ask.asker, deadline: clock.now() + step.ask.deadlineIn + step.ask.fraction }
+                          : {}),
+                      }),
+                    );
                     break;
                   case 'release':
                     await both((s) => s.releaseSlot(gate.key, `l${step.lease}`));

@@ -27,8 +27,21 @@ const wallClock: Clock = {
   },
 };
 
-function limit(tenant: string, n: number, windowMs = 60_000, unit: 'requests' | 'tokens' = 'requests', cost = 1): WindowLimit {
-  return { key: windowKey({ kind: 'tenant', tenant }, unit, windowMs), scope: 'tenant', unit, limit: n, windowMs, cost };
+function limit(
+  tenant: string,
+  n: number,
+  windowMs = 60_000,
+  unit: 'requests' | 'tokens' = 'requests',
+  cost = 1,
+): WindowLimit {
+  return {
+    key: windowKey({ kind: 'tenant', tenant }, unit, windowMs),
+    scope: 'tenant',
+    unit,
+    limit: n,
+    windowMs,
+    cost,
+  };
 }
 
 /** Counts the calls that reach the shared store. */
@@ -113,7 +126,13 @@ describe('denial cache', () => {
 type Outcome = { ms: number; allowed?: boolean; error?: unknown };
 
 /** Admits every `everyMs` for `totalMs`, running `events` at their offsets; records every outcome. */
-async function drive(store: RateStore, l: WindowLimit, totalMs: number, everyMs: number, events: [number, () => Promise<void>][]) {
+async function drive(
+  store: RateStore,
+  l: WindowLimit,
+  totalMs: number,
+  everyMs: number,
+  events: [number, () => Promise<void>][],
+) {
   const outcomes: Outcome[] = [];
   const started = Date.now();
   const pending = [...events];
@@ -140,7 +159,12 @@ const transports: [string, () => Promise<RateStore>][] = [
     'Upstash REST',
     async () =>
       createUpstashStore({
-        redis: new UpstashRedis({ url: inject('upstashUrl'), token: inject('upstashToken'), enableTelemetry: false, retry: false }),
+        redis: new UpstashRedis({
+          url: inject('upstashUrl'),
+          token: inject('upstashToken'),
+          enableTelemetry: false,
+          retry: false,
+        }),
       }),
   ],
 ];
@@ -150,7 +174,14 @@ describe.each(transports)('Redis stopped mid-run, over %s', (_name, make) => {
     await ensureRedisUp();
     const log = recordingLog();
     const primary = await make();
-    const store = createGuardedStore({ primary, clock: wallClock, mode: 'fail-open', timeoutMs: 200, probeIntervalMs: 150, log });
+    const store = createGuardedStore({
+      primary,
+      clock: wallClock,
+      mode: 'fail-open',
+      timeoutMs: 200,
+      probeIntervalMs: 150,
+      log,
+    });
     const l = limit(`t-${uid()}`, 1_000_000);
     const outcomes = await drive(store, l, 2_500, 5, [
       [500, () => redis.stop()],
@@ -178,7 +209,13 @@ describe.each(transports)('Redis stopped mid-run, over %s', (_name, make) => {
   it('fails closed with StoreUnavailableError and a retry hint, then recovers by itself', async () => {
     await ensureRedisUp();
     const primary = await make();
-    const store = createGuardedStore({ primary, clock: wallClock, mode: 'fail-closed', timeoutMs: 200, probeIntervalMs: 150 });
+    const store = createGuardedStore({
+      primary,
+      clock: wallClock,
+      mode: 'fail-closed',
+      timeoutMs: 200,
+      probeIntervalMs: 150,
+    });
     const l = limit(`t-${uid()}`, 1_000_000);
     expect((await store.admit({ limits: [l] })).allowed).toBe(true);
     await redis.stop();
@@ -193,7 +230,10 @@ describe.each(transports)('Redis stopped mid-run, over %s', (_name, make) => {
     const deadline = Date.now() + 3_000;
     let ok = false;
     while (!ok && Date.now() < deadline) {
-      ok = await store.admit({ limits: [l] }).then((d) => d.allowed, () => false);
+      ok = await store.admit({ limits: [l] }).then(
+        (d) => d.allowed,
+        () => false,
+      );
       if (!ok) await sleep(50);
     }
     expect(ok).toBe(true);
@@ -206,7 +246,13 @@ describe('Redis hanging', () => {
   it('times out within the budget, limits conservatively per instance, and recovers after the pause', async () => {
     await ensureRedisUp();
     const primary = await createTcpStore({ url: inject('redisUrl') });
-    const store = createGuardedStore({ primary, clock: wallClock, timeoutMs: 100, probeIntervalMs: 100, fallbackLimitFactor: 0.25 });
+    const store = createGuardedStore({
+      primary,
+      clock: wallClock,
+      timeoutMs: 100,
+      probeIntervalMs: 100,
+      fallbackLimitFactor: 0.25,
+    });
     const l = limit(`t-${uid()}`, 8);
     expect((await store.admit({ limits: [l] })).allowed).toBe(true);
     // Redis keeps the connection but answers nobody for 800 ms.

@@ -57,10 +57,38 @@ function tenantInput(t: string): AdmitInput {
   const minute = 60_000;
   return {
     limits: [
-      { key: windowKey({ kind: 'account-model', tenant: t, account: 'a', model: 'm' }, 'requests', minute), scope: 'account-model', unit: 'requests', limit: 100, windowMs: minute, cost: 1 },
-      { key: windowKey({ kind: 'account-model', tenant: t, account: 'a', model: 'm' }, 'tokens', minute), scope: 'account-model', unit: 'tokens', limit: 10_000, windowMs: minute, cost: 500 },
-      { key: windowKey({ kind: 'tenant-model', tenant: t, model: 'm' }, 'tokens', minute), scope: 'tenant-model', unit: 'tokens', limit: 50_000, windowMs: minute, cost: 500 },
-      { key: windowKey({ kind: 'tenant', tenant: t }, 'requests', minute), scope: 'tenant', unit: 'requests', limit: 1000, windowMs: minute, cost: 1 },
+      {
+        key: windowKey({ kind: 'account-model', tenant: t, account: 'a', model: 'm' }, 'requests', minute),
+        scope: 'account-model',
+        unit: 'requests',
+        limit: 100,
+        windowMs: minute,
+        cost: 1,
+      },
+      {
+        key: windowKey({ kind: 'account-model', tenant: t, account: 'a', model: 'm' }, 'tokens', minute),
+        scope: 'account-model',
+        unit: 'tokens',
+        limit: 10_000,
+        windowMs: minute,
+        cost: 500,
+      },
+      {
+        key: windowKey({ kind: 'tenant-model', tenant: t, model: 'm' }, 'tokens', minute),
+        scope: 'tenant-model',
+        unit: 'tokens',
+        limit: 50_000,
+        windowMs: minute,
+        cost: 500,
+      },
+      {
+        key: windowKey({ kind: 'tenant', tenant: t }, 'requests', minute),
+        scope: 'tenant',
+        unit: 'requests',
+        limit: 1000,
+        windowMs: minute,
+        cost: 1,
+      },
     ],
     reservoir: { key: reservoirKey(t, `batch.${t}.m`), max: 100, member: 'r1', holdMs: 60_000 },
   };
@@ -72,10 +100,19 @@ async function exercise(store: RateStore): Promise<number> {
   const input = tenantInput(t);
   const a = await store.admit(input);
   await store.admit(input);
-  await store.reconcile(input.limits.filter((l) => l.unit === 'tokens').map((l, i) => ({ key: l.key, windowStart: a.windows[0]!.windowStart, delta: i ? -100 : 50 })));
+  await store.reconcile(
+    input.limits
+      .filter((l) => l.unit === 'tokens')
+      .map((l, i) => ({ key: l.key, windowStart: a.windows[0]!.windowStart, delta: i ? -100 : 50 })),
+  );
   await store.leaveReservoir(reservoirPlace(input.reservoir!.key, 'r1'));
   await store.pace({ key: paceKey(t, `batch.${t}.m`), rate: 10, burst: 5 });
-  const gate = { key: slotGateKey(`m-${uid()}`), capacity: 2, tiers: { realtime: { reserved: 2, lendable: 1 } }, leaseMs: 10_000 };
+  const gate = {
+    key: slotGateKey(`m-${uid()}`),
+    capacity: 2,
+    tiers: { realtime: { reserved: 2, lendable: 1 } },
+    leaseMs: 10_000,
+  };
   await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'l1' });
   await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'l2' });
   // Refused below its reservation: writes a reclaim mark, which the next grant clears.
@@ -94,7 +131,12 @@ const makers: [string, () => Promise<RateStore>][] = [
     'Upstash REST',
     async () =>
       createUpstashStore({
-        redis: new UpstashRedis({ url: inject('upstashUrl'), token: inject('upstashToken'), enableTelemetry: false, retry: false }),
+        redis: new UpstashRedis({
+          url: inject('upstashUrl'),
+          token: inject('upstashToken'),
+          enableTelemetry: false,
+          retry: false,
+        }),
       }),
   ],
 ];
@@ -132,9 +174,16 @@ describe.each(makers)('Redis scripts over %s', (_name, make) => {
 
   it('gives the reclaim marks a TTL past the latest mark, so they never linger', async () => {
     const store = await make();
-    const gate = { key: slotGateKey(`m-${uid()}`), capacity: 1, tiers: { realtime: { reserved: 1, lendable: 1 } }, leaseMs: 10_000 };
+    const gate = {
+      key: slotGateKey(`m-${uid()}`),
+      capacity: 1,
+      tiers: { realtime: { reserved: 1, lendable: 1 } },
+      leaseMs: 10_000,
+    };
     expect((await store.acquireSlot({ ...gate, tier: 'batch', leaseId: 'b' })).granted).toBe(true);
-    expect((await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'r', reclaimMs: 5_000 })).granted).toBe(false);
+    expect((await store.acquireSlot({ ...gate, tier: 'realtime', leaseId: 'r', reclaimMs: 5_000 })).granted).toBe(
+      false,
+    );
     const admin = new Redis(inject('redisUrl'), { protocol: 2 });
     const ttl = await admin.pttl(slotReclaimKey(gate.key));
     expect(ttl).toBeGreaterThan(5_000);

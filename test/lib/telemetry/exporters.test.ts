@@ -32,7 +32,9 @@ describe('Prometheus exposition', () => {
     expect(prometheus.contentType).toMatch(/^text\/plain/);
     expect(text).toContain('# TYPE sluice_admitted_total counter');
     expect(text).toContain('sluice_admitted_total{tier="realtime",tenant="t0",model="m"} 3');
-    expect(text).toContain('sluice_refused_total{tier="batch",tenant="t1",model="m",reason="account-model:requests"} 1');
+    expect(text).toContain(
+      'sluice_refused_total{tier="batch",tenant="t1",model="m",reason="account-model:requests"} 1',
+    );
     expect(text).toContain('sluice_absorbed_total{tier="realtime",tenant="t0",model="m"} 3');
     expect(text).toContain('# TYPE sluice_queue_wait_seconds histogram');
     expect(text).toContain('sluice_queue_wait_seconds_bucket{le="0.25",tier="realtime",tenant="t0",model="m"} 3');
@@ -78,7 +80,19 @@ describe('CloudWatch EMF adapter', () => {
     const out = captureStdout();
     const written = emf.flush();
     vi.restoreAllMocks();
-    const docs = out.map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { Timestamp: number; CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }> } });
+    const docs = out.map(
+      (l) =>
+        JSON.parse(l) as Record<string, unknown> & {
+          _aws: {
+            Timestamp: number;
+            CloudWatchMetrics: Array<{
+              Namespace: string;
+              Dimensions: string[][];
+              Metrics: Array<{ Name: string; Unit: string }>;
+            }>;
+          };
+        },
+    );
     expect(docs).toHaveLength(written);
     for (const d of docs) {
       expect(d._aws.Timestamp).toBe(clock.now());
@@ -87,7 +101,14 @@ describe('CloudWatch EMF adapter', () => {
     }
     const t0 = docs.find((d) => d.tenant === 't0' && d.tier === 'realtime' && !('reason' in d))!;
     expect(t0._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'tier', 'tenant', 'model']]);
-    expect(t0).toMatchObject({ admitted: 3, dispatched: 3, completed: 3, absorbed: 3, queue_wait_ms: [150, 150, 150], end_to_end_ms: [450, 450, 450] });
+    expect(t0).toMatchObject({
+      admitted: 3,
+      dispatched: 3,
+      completed: 3,
+      absorbed: 3,
+      queue_wait_ms: [150, 150, 150],
+      end_to_end_ms: [450, 450, 450],
+    });
     const units = Object.fromEntries(t0._aws.CloudWatchMetrics[0]!.Metrics.map((m) => [m.Name, m.Unit]));
     expect(units).toMatchObject({ admitted: 'Count', queue_wait_ms: 'Milliseconds' });
     const refusedDoc = docs.find((d) => d.reason === 'account-model:requests')!;
@@ -95,7 +116,9 @@ describe('CloudWatch EMF adapter', () => {
     const gpu = docs.find((d) => d.tier === 'batch' && 'gpu_slots_in_use' in d)!;
     expect(gpu).toMatchObject({ model: 'm', gpu_slots_in_use: 1, gpu_slots_reserved: 2 });
     // Counters rolled up by tier, for alarms.
-    const batchRollup = docs.find((d) => d._aws.CloudWatchMetrics[0]!.Dimensions[0]!.join() === 'service,tier' && d.tier === 'batch')!;
+    const batchRollup = docs.find(
+      (d) => d._aws.CloudWatchMetrics[0]!.Dimensions[0]!.join() === 'service,tier' && d.tier === 'batch',
+    )!;
     expect(batchRollup).toMatchObject({ admitted: 1, refused: 1, dispatched: 1 });
     // A flush empties the buffer: the next one only carries gauges.
     const again = captureStdout();
@@ -106,7 +129,12 @@ describe('CloudWatch EMF adapter', () => {
 
   it('splits more than 99 latencies of one metric over several documents, dimensions intact', () => {
     const clock = new VirtualClock(1_700_000_000_000);
-    const emf = createEmfSink({ clock, metrics: new Metrics({ namespace: 'Sluice', serviceName: 'dispatcher' }), gauges: false, rollups: false });
+    const emf = createEmfSink({
+      clock,
+      metrics: new Metrics({ namespace: 'Sluice', serviceName: 'dispatcher' }),
+      gauges: false,
+      rollups: false,
+    });
     const labels = { tier: 'realtime', tenant: 't0', model: 'm' };
     for (let i = 0; i < 250; i++) emf.observe('queue_wait', labels, i);
     emf.count('completed', labels, 250);
@@ -125,9 +153,18 @@ describe('alarms', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it('one alarm per alert, on the alerts metric rolled up by alert, which the EMF adapter writes', () => {
-    expect(ALARMS.map((a) => a.alert)).toEqual(['realtime-near-limit', 'dead-letters', 'spillover-in-use', 'queue-wait-above-max']);
+    expect(ALARMS.map((a) => a.alert)).toEqual([
+      'realtime-near-limit',
+      'dead-letters',
+      'spillover-in-use',
+      'queue-wait-above-max',
+    ]);
     const clock = new VirtualClock(1_700_000_000_000);
-    const emf = createEmfSink({ clock, metrics: new Metrics({ namespace: EMF_NAMESPACE, serviceName: 'dispatcher' }), gauges: false });
+    const emf = createEmfSink({
+      clock,
+      metrics: new Metrics({ namespace: EMF_NAMESPACE, serviceName: 'dispatcher' }),
+      gauges: false,
+    });
     const policy = policyWith(1);
     const telemetry = createTelemetry({ clock, log: captureLogger(), policy: () => policy, sinks: [emf] });
     telemetry.onDispatch({ type: 'failed', envelope: envelope('t0'), status: 502, reason: 'upstream answered 503' });
@@ -139,7 +176,12 @@ describe('alarms', () => {
     emf.flush();
     vi.restoreAllMocks();
     const spec = ALARMS.find((a) => a.alert === 'dead-letters')!;
-    const doc = lines.map((l) => JSON.parse(l)).find((d) => d._aws.CloudWatchMetrics[0].Dimensions[0].join() === 'service,alert' && d.alert === spec.dimensions.alert);
+    const doc = lines
+      .map((l) => JSON.parse(l))
+      .find(
+        (d) =>
+          d._aws.CloudWatchMetrics[0].Dimensions[0].join() === 'service,alert' && d.alert === spec.dimensions.alert,
+      );
     expect(doc).toMatchObject({ [spec.metricName]: 1, service: 'dispatcher' });
     expect(doc._aws.CloudWatchMetrics[0].Namespace).toBe(EMF_NAMESPACE);
   });
@@ -169,7 +211,8 @@ describe('EMF: the metrics the CDK stacks alarm and scale on', () => {
     emf.flush();
     vi.restoreAllMocks();
     const docs = lines.map((l) => JSON.parse(l));
-    const dims = (d: { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][] }> } }) => d._aws.CloudWatchMetrics[0]!.Dimensions[0]!.join();
+    const dims = (d: { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][] }> } }) =>
+      d._aws.CloudWatchMetrics[0]!.Dimensions[0]!.join();
     const realtime = docs.find((d) => dims(d) === 'Stage,Tier' && d.Tier === 'realtime');
     const batch = docs.find((d) => dims(d) === 'Stage,Tier' && d.Tier === 'batch');
     expect(realtime).toMatchObject({ Stage: 'prod', AdmissionWarning: 1, AdmissionRejected: 0 });

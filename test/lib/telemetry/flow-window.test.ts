@@ -3,7 +3,8 @@ import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import { OTHER } from '../../../lib/telemetry/cardinality.js';
 import { FlowWindow } from '../../../lib/telemetry/flow-window.js';
 
-const window = (clock: VirtualClock) => new FlowWindow({ clock, burstWindowMs: 10_000, historyMs: 5_000, bucketMs: 1_000 });
+const window = (clock: VirtualClock) =>
+  new FlowWindow({ clock, burstWindowMs: 10_000, historyMs: 5_000, bucketMs: 1_000 });
 
 describe('flow window', () => {
   it('sums what tenants and accounts offered within the burst window only', async () => {

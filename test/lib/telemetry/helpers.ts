@@ -35,12 +35,17 @@ export interface LoggedLine {
 
 export function captureLogger(): Logger & { lines: LoggedLine[] } {
   const lines: LoggedLine[] = [];
-  const at = (level: string) => (obj: object, msg?: string) => void lines.push({ level, obj: obj as Record<string, unknown>, msg });
+  const at = (level: string) => (obj: object, msg?: string) =>
+    void lines.push({ level, obj: obj as Record<string, unknown>, msg });
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /** A sink that records every observation, for assertions. */
-export function recordingSink(): MetricSink & { counts: Array<{ name: CounterName; labels: Labels; value: number }>; observations: Array<{ name: HistogramName; labels: Labels; ms: number }>; total(name: CounterName, match?: Partial<Labels>): number } {
+export function recordingSink(): MetricSink & {
+  counts: Array<{ name: CounterName; labels: Labels; value: number }>;
+  observations: Array<{ name: HistogramName; labels: Labels; ms: number }>;
+  total(name: CounterName, match?: Partial<Labels>): number;
+} {
   const counts: Array<{ name: CounterName; labels: Labels; value: number }> = [];
   const observations: Array<{ name: HistogramName; labels: Labels; ms: number }> = [];
   return {
@@ -53,7 +58,9 @@ export function recordingSink(): MetricSink & { counts: Array<{ name: CounterNam
       observations.push({ name, labels, ms });
     },
     total(name, match = {}) {
-      return counts.filter((c) => c.name === name && Object.entries(match).every(([k, v]) => c.labels[k] === v)).reduce((s, c) => s + c.value, 0);
+      return counts
+        .filter((c) => c.name === name && Object.entries(match).every(([k, v]) => c.labels[k] === v))
+        .reduce((s, c) => s + c.value, 0);
     },
   };
 }
@@ -84,7 +91,15 @@ export function admitted(e: Envelope, warning?: string): AdmissionInfo {
 }
 
 export function refused(tenant: string, reason: string, tier = 'realtime'): AdmissionInfo {
-  return { outcome: 'rejected', account: `${tier === 'realtime' ? 'a' : 'b'}-${tenant}`, tenant, tier, model: 'm', id: `x${++seq}`, reason };
+  return {
+    outcome: 'rejected',
+    account: `${tier === 'realtime' ? 'a' : 'b'}-${tenant}`,
+    tenant,
+    tier,
+    model: 'm',
+    id: `x${++seq}`,
+    reason,
+  };
 }
 
 export type { DispatchEvent };

@@ -24,7 +24,10 @@ describe('telemetry core: counters', () => {
     expect(sink.total('warned', { tenant: 't0' })).toBe(1);
     expect(sink.total('refused', { tenant: 't1', reason: 'tenant:tokens', tier: 'realtime' })).toBe(1);
     expect(sink.total('refused', { tenant: 't1', reason: 'reservoir', tier: 'batch' })).toBe(1);
-    telemetry.onAdmission({ ...admitted(envelope('t2', 'batch')), degraded: 'over the soft requests quota (80 per minute): paced at 1/2' });
+    telemetry.onAdmission({
+      ...admitted(envelope('t2', 'batch')),
+      degraded: 'over the soft requests quota (80 per minute): paced at 1/2',
+    });
     expect(sink.total('degraded', { tenant: 't2', tier: 'batch' })).toBe(1);
   });
 
@@ -58,7 +61,12 @@ describe('telemetry core: counters', () => {
     expect(sink.total('dead_lettered', { kind: 'failed', tier: 'batch' })).toBe(1);
     expect(sink.total('dead_lettered', { kind: 'expired' })).toBe(1);
     // Nothing stays counted as holding a GPU slot.
-    expect(telemetry.gauges().filter((g) => g.name === 'gpu_slots_in_use').every((g) => g.value === 0)).toBe(true);
+    expect(
+      telemetry
+        .gauges()
+        .filter((g) => g.name === 'gpu_slots_in_use')
+        .every((g) => g.value === 0),
+    ).toBe(true);
   });
 
   it('reads congestion events and pace changes as pace changes, by direction', () => {
@@ -80,7 +88,12 @@ describe('telemetry core: bounded labels', () => {
     expect(tenants.size).toBeLessThanOrEqual(4);
     expect(tenants.has('other')).toBe(true);
     expect(sink.total('admitted')).toBe(100);
-    const depthLabels = new Set(telemetry.gauges().filter((g) => g.name === 'reservoir_depth').map((g) => g.labels.tenant));
+    const depthLabels = new Set(
+      telemetry
+        .gauges()
+        .filter((g) => g.name === 'reservoir_depth')
+        .map((g) => g.labels.tenant),
+    );
     expect(depthLabels.size).toBeLessThanOrEqual(4);
   });
 });
@@ -94,7 +107,8 @@ describe('telemetry core: gauges', () => {
     telemetry.onDispatch({ type: 'started', envelope: a, queueWaitMs: 1 });
     telemetry.onDispatch({ type: 'started', envelope: b, queueWaitMs: 1 });
     const g = telemetry.gauges();
-    const get = (name: string, labels: Record<string, string>) => g.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+    const get = (name: string, labels: Record<string, string>) =>
+      g.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
     expect(get('gpu_slots_capacity', { model: 'm' })).toBe(10);
     expect(get('gpu_slots_reserved', { model: 'm', tier: 'realtime' })).toBe(6);
     expect(get('gpu_slots_reserved', { model: 'm', tier: 'batch' })).toBe(2);
@@ -157,7 +171,14 @@ describe('telemetry core: live view', () => {
       reservations: [
         { id: 'old', tenant: 't0', startsAt: 0, endsAt: 500_000, extra: { rpm: 10, tpm: 0, reservoir: 0 } },
         { id: 'now', tenant: 't0', startsAt: 900_000, endsAt: 2_000_000, extra: { rpm: 100, tpm: 0, reservoir: 0 } },
-        { id: 'later', tenant: 't1', model: 'm', startsAt: 3_000_000, endsAt: 4_000_000, extra: { rpm: 0, tpm: 5_000, reservoir: 0 } },
+        {
+          id: 'later',
+          tenant: 't1',
+          model: 'm',
+          startsAt: 3_000_000,
+          endsAt: 4_000_000,
+          extra: { rpm: 0, tpm: 5_000, reservoir: 0 },
+        },
       ],
     };
     const telemetry = createTelemetry({ clock, log: captureLogger(), policy: () => policy });
@@ -173,12 +194,16 @@ describe('telemetry core: live view', () => {
 describe('telemetry core: alerts', () => {
   it('realtime near its limit: one structured log event per cooldown, a metric, a dashboard record', async () => {
     const { telemetry, log, sink, clock } = setup({ alertCooldownMs: 30_000 });
-    for (let i = 0; i < 5; i++) telemetry.onAdmission(admitted(envelope('t0'), 'tenant requests at 90% of 6000 per minute'));
+    for (let i = 0; i < 5; i++)
+      telemetry.onAdmission(admitted(envelope('t0'), 'tenant requests at 90% of 6000 per minute'));
     // Batch near its limit is degraded, not alerted.
     telemetry.onAdmission(admitted(envelope('t1', 'batch'), 'account-model requests at 85% of 600 per minute'));
     const alerts = log.lines.filter((l) => l.obj.event === 'alert');
     expect(alerts).toHaveLength(1);
-    expect(alerts[0]).toMatchObject({ level: 'warn', obj: { alert: 'realtime-near-limit', tier: 'realtime', tenant: 't0', account: 'a-t0' } });
+    expect(alerts[0]).toMatchObject({
+      level: 'warn',
+      obj: { alert: 'realtime-near-limit', tier: 'realtime', tenant: 't0', account: 'a-t0' },
+    });
     expect(sink.total('alerts', { alert: 'realtime-near-limit', tier: 'realtime' })).toBe(1);
     expect(telemetry.live().activeAlerts.map((a) => a.alert)).toEqual(['realtime-near-limit']);
     // Warnings fold per account and model, latest first.
@@ -220,8 +245,14 @@ describe('telemetry core: alerts', () => {
   it('counts dead letters of the queue engine itself', () => {
     const { telemetry, sink } = setup();
     const e = envelope('t0');
-    telemetry.onQueueDeadLetter({ message: { messageId: 'x', liteTopic: e.liteTopic, body: JSON.stringify(e), attempt: 5 }, reason: 'handler failed' });
-    telemetry.onQueueDeadLetter({ message: { messageId: 'y', liteTopic: 'garbage', body: 'not json', attempt: 5 }, reason: 'handler failed' });
+    telemetry.onQueueDeadLetter({
+      message: { messageId: 'x', liteTopic: e.liteTopic, body: JSON.stringify(e), attempt: 5 },
+      reason: 'handler failed',
+    });
+    telemetry.onQueueDeadLetter({
+      message: { messageId: 'y', liteTopic: 'garbage', body: 'not json', attempt: 5 },
+      reason: 'handler failed',
+    });
     expect(sink.total('dead_lettered', { kind: 'queue' })).toBe(2);
     expect(sink.total('dead_lettered', { kind: 'queue', tenant: 't0' })).toBe(1);
   });

@@ -15,24 +15,58 @@ import { envelope, policyWith, recordingSink } from './helpers.js';
 describe('wait stages', () => {
   it('maps each event to the interval it closes', () => {
     const e = envelope('t0');
-    expect(waitStages({ type: 'delivered', envelope: e, attempt: 1, first: true, sinceEnqueueMs: 40 })).toEqual([{ stage: 'broker', ms: 40 }]);
-    expect(waitStages({ type: 'delivered', envelope: e, attempt: 1, first: false, sinceEnqueueMs: 900, parkedMs: 500, parkedBy: 'pace' })).toEqual([
-      { stage: 'suspend_pace', ms: 500 },
+    expect(waitStages({ type: 'delivered', envelope: e, attempt: 1, first: true, sinceEnqueueMs: 40 })).toEqual([
+      { stage: 'broker', ms: 40 },
     ]);
-    expect(waitStages({ type: 'delivered', envelope: e, attempt: 2, first: false, sinceEnqueueMs: 900, parkedMs: 1000, parkedBy: 'retry' })).toEqual([
-      { stage: 'retry', ms: 1000 },
-    ]);
+    expect(
+      waitStages({
+        type: 'delivered',
+        envelope: e,
+        attempt: 1,
+        first: false,
+        sinceEnqueueMs: 900,
+        parkedMs: 500,
+        parkedBy: 'pace',
+      }),
+    ).toEqual([{ stage: 'suspend_pace', ms: 500 }]);
+    expect(
+      waitStages({
+        type: 'delivered',
+        envelope: e,
+        attempt: 2,
+        first: false,
+        sinceEnqueueMs: 900,
+        parkedMs: 1000,
+        parkedBy: 'retry',
+      }),
+    ).toEqual([{ stage: 'retry', ms: 1000 }]);
     // Redelivered to a dispatcher that did not send it back: nothing it could measure.
     expect(waitStages({ type: 'delivered', envelope: e, attempt: 2, first: false, sinceEnqueueMs: 900 })).toEqual([]);
-    expect(waitStages({ type: 'suspended', envelope: e, ms: 50, cause: 'capacity', heldMs: 20_000 })).toEqual([{ stage: 'slot', ms: 20_000 }]);
+    expect(waitStages({ type: 'suspended', envelope: e, ms: 50, cause: 'capacity', heldMs: 20_000 })).toEqual([
+      { stage: 'slot', ms: 20_000 },
+    ]);
     expect(waitStages({ type: 'suspended', envelope: e, ms: 500, cause: 'pace' })).toEqual([]);
-    expect(waitStages({ type: 'started', envelope: e, queueWaitMs: 700, slotWaitMs: 30 })).toEqual([{ stage: 'slot', ms: 30 }]);
-    expect(waitStages({ type: 'completed', envelope: e, status: 200, totalMs: 2000, upstreamMs: 1200, firstTokenMs: 90 })).toEqual([
+    expect(waitStages({ type: 'started', envelope: e, queueWaitMs: 700, slotWaitMs: 30 })).toEqual([
+      { stage: 'slot', ms: 30 },
+    ]);
+    expect(
+      waitStages({ type: 'completed', envelope: e, status: 200, totalMs: 2000, upstreamMs: 1200, firstTokenMs: 90 }),
+    ).toEqual([
       { stage: 'upstream', ms: 1200 },
       { stage: 'first_token', ms: 90 },
     ]);
     // A hostile parkedBy never reaches a label through the prototype.
-    expect(waitStages({ type: 'delivered', envelope: e, attempt: 1, first: false, sinceEnqueueMs: 1, parkedMs: 1, parkedBy: 'toString' as never })).toEqual([]);
+    expect(
+      waitStages({
+        type: 'delivered',
+        envelope: e,
+        attempt: 1,
+        first: false,
+        sinceEnqueueMs: 1,
+        parkedMs: 1,
+        parkedBy: 'toString' as never,
+      }),
+    ).toEqual([]);
   });
 
   it('deliveries and slot waits feed only the wait histogram, not the outcome counters', () => {
@@ -44,7 +78,9 @@ describe('wait stages', () => {
     telemetry.onDispatch({ type: 'delivered', envelope: e, attempt: 1, first: true, sinceEnqueueMs: 12 });
     telemetry.onDispatch({ type: 'awaiting-slot', envelope: e });
     expect(sink.counts).toEqual([]);
-    expect(sink.observations).toEqual([{ name: 'wait', labels: { stage: 'broker', tier: 'realtime', model: 'm' }, ms: 12 }]);
+    expect(sink.observations).toEqual([
+      { name: 'wait', labels: { stage: 'broker', tier: 'realtime', model: 'm' }, ms: 12 },
+    ]);
   });
 
   it('GET /metrics: a paced request’s broker, Suspend, slot and upstream time, from the real dispatcher', async () => {
@@ -59,7 +95,14 @@ describe('wait stages', () => {
     const prometheus = createPrometheusSink();
     const telemetry = createTelemetry({ clock, log: silentLogger, policy: () => policy, sinks: [prometheus] });
     // 60 tokens at 50 ms: a's call outlasts b's pace wait, so b then waits for the slot.
-    const gpu = createGpuSim({ clock, models: ['m'], slots: 1, baseTokenMs: 50, minOutputTokens: 60, maxOutputTokens: 60 });
+    const gpu = createGpuSim({
+      clock,
+      models: ['m'],
+      slots: 1,
+      baseTokenMs: 50,
+      minOutputTokens: 60,
+      maxOutputTokens: 60,
+    });
     const { dispatch, events } = dispatcherOnSim({ clock, gpu, policy, onEvent: (e) => telemetry.onDispatch(e) });
     const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
     const a = { ...envelope('t0', 'realtime', clock.now()), body };
@@ -73,11 +116,21 @@ describe('wait stages', () => {
     const second = dispatch(msg(b));
     await clock.advance(30_000);
     expect(await Promise.all([first, second])).toEqual([{ kind: 'success' }, { kind: 'success' }]);
-    expect(events.filter((e) => e.type === 'completed').map((e) => e.type === 'completed' && e.status)).toEqual([200, 200]);
+    expect(events.filter((e) => e.type === 'completed').map((e) => e.type === 'completed' && e.status)).toEqual([
+      200, 200,
+    ]);
 
     const text = await prometheus.scrape();
-    const sum = (stage: string) => Number(new RegExp(`sluice_wait_seconds_sum\\{stage="${stage}",tier="realtime",model="m"\\} ([0-9.e-]+)`).exec(text)?.[1]);
-    const count = (stage: string) => Number(new RegExp(`sluice_wait_seconds_count\\{stage="${stage}",tier="realtime",model="m"\\} (\\d+)`).exec(text)?.[1]);
+    const sum = (stage: string) =>
+      Number(
+        new RegExp(`sluice_wait_seconds_sum\\{stage="${stage}",tier="realtime",model="m"\\} ([0-9.e-]+)`).exec(
+          text,
+        )?.[1],
+      );
+    const count = (stage: string) =>
+      Number(
+        new RegExp(`sluice_wait_seconds_count\\{stage="${stage}",tier="realtime",model="m"\\} (\\d+)`).exec(text)?.[1],
+      );
     expect(text).toContain('# TYPE sluice_wait_seconds histogram');
     expect(count('broker')).toBe(2);
     expect(sum('broker')).toBeCloseTo(0.2, 6);
@@ -89,7 +142,9 @@ describe('wait stages', () => {
     expect(slotWait?.type === 'started' ? slotWait.slotWaitMs : 0).toBeGreaterThan(100);
     expect(sum('slot')).toBeCloseTo((slotWait?.type === 'started' ? slotWait.slotWaitMs! : NaN) / 1000, 3);
     expect(count('upstream')).toBe(2);
-    const upstream = events.filter((e) => e.type === 'completed').reduce((s, e) => s + (e.type === 'completed' ? e.upstreamMs! : 0), 0);
+    const upstream = events
+      .filter((e) => e.type === 'completed')
+      .reduce((s, e) => s + (e.type === 'completed' ? e.upstreamMs! : 0), 0);
     expect(sum('upstream')).toBeCloseTo(upstream / 1000, 6);
     expect(upstream).toBeGreaterThanOrEqual(2 * 3000);
   });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstreamClient } from '../../../lib/upstream/client.js';
 import { MAX_METRICS_BYTES } from '../../../lib/upstream/engine-metrics.js';
 
-describe('the network client reading a model server\'s metrics page', () => {
+describe("the network client reading a model server's metrics page", () => {
   let server: Server;
   let base = '';
   const seen: { url?: string; auth?: string }[] = [];
@@ -26,7 +26,7 @@ describe('the network client reading a model server\'s metrics page', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it('reads the page beside /v1 with the endpoints\' key', async () => {
+  it("reads the page beside /v1 with the endpoints' key", async () => {
     const client = createUpstreamClient({ apiKey: 'gpu-key' });
     await expect(client.metrics(`${base}/ok/v1`, 2_000)).resolves.toContain('vllm:num_requests_running 3');
     expect(seen.at(-1)).toEqual({ url: '/ok/metrics', auth: 'Bearer gpu-key' });

@@ -25,7 +25,7 @@ vllm:time_to_first_token_seconds_count{engine="0",model_name="meta-llama/Llama-3
 vllm:time_to_first_token_seconds_sum{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 96.3
 `;
 
-describe('reading a model server\'s load from its metrics page', () => {
+describe("reading a model server's load from its metrics page", () => {
   it('adds up running and waiting over the engines and keeps the fullest KV cache', () => {
     expect(readEngineLoad(VLLM_PAGE)).toEqual({ running: 21, waiting: 3, kvCacheUsage: 0.67 });
   });
@@ -36,7 +36,11 @@ describe('reading a model server\'s load from its metrics page', () => {
   });
 
   it('takes a page without a KV-cache gauge as an empty cache', () => {
-    expect(readEngineLoad(`${VLLM_METRICS.running} 4\n${VLLM_METRICS.waiting} 1\n`)).toEqual({ running: 4, waiting: 1, kvCacheUsage: 0 });
+    expect(readEngineLoad(`${VLLM_METRICS.running} 4\n${VLLM_METRICS.waiting} 1\n`)).toEqual({
+      running: 4,
+      waiting: 1,
+      kvCacheUsage: 0,
+    });
   });
 
   it('says nothing of a page that lacks running or waiting, or is no metrics page at all', () => {
@@ -59,6 +63,11 @@ describe('reading a model server\'s load from its metrics page', () => {
   });
 
   it('counts several servers of one model as one', () => {
-    expect(combineLoads([{ running: 3, waiting: 1, kvCacheUsage: 0.2 }, { running: 5, waiting: 0, kvCacheUsage: 0.7 }])).toEqual({ running: 8, waiting: 1, kvCacheUsage: 0.7 });
+    expect(
+      combineLoads([
+        { running: 3, waiting: 1, kvCacheUsage: 0.2 },
+        { running: 5, waiting: 0, kvCacheUsage: 0.7 },
+      ]),
+    ).toEqual({ running: 8, waiting: 1, kvCacheUsage: 0.7 });
   });
 });

@@ -11,11 +11,27 @@ const chat = { model: 'm', messages: [{ role: 'user', content: 'hello there' }],
 describe('in-process upstream: calls a fetch function, no socket', () => {
   it('sync call to the simulated GPU under a virtual clock, in virtual time only', async () => {
     const clock = new VirtualClock(1_000);
-    const gpu = createGpuSim({ clock, models: ['m'], slots: 2, baseTokenMs: 10, minOutputTokens: 8, maxOutputTokens: 8 });
+    const gpu = createGpuSim({
+      clock,
+      models: ['m'],
+      slots: 2,
+      baseTokenMs: 10,
+      minOutputTokens: 8,
+      maxOutputTokens: 8,
+    });
     const seen: number[] = [];
-    const upstream = createInProcessUpstream({ fetch: gpu.app.fetch, clock, onResponse: (_, r) => seen.push(r.status) });
+    const upstream = createInProcessUpstream({
+      fetch: gpu.app.fetch,
+      clock,
+      onResponse: (_, r) => seen.push(r.status),
+    });
     const started = Date.now();
-    const reply = upstream.call({ baseUrl: 'http://gpu.sim/v1', operation: 'chat.completions', body: chat, timeoutMs: 60_000 });
+    const reply = upstream.call({
+      baseUrl: 'http://gpu.sim/v1',
+      operation: 'chat.completions',
+      body: chat,
+      timeoutMs: 60_000,
+    });
     await clock.advance(10_000);
     const r = await reply;
     expect(r.status).toBe(200);
@@ -30,12 +46,22 @@ describe('in-process upstream: calls a fetch function, no socket', () => {
 
   it('streams SSE payloads in order, [DONE] excluded, usage included', async () => {
     const clock = new VirtualClock(0);
-    const gpu = createGpuSim({ clock, models: ['m'], slots: 1, baseTokenMs: 5, minOutputTokens: 4, maxOutputTokens: 4 });
+    const gpu = createGpuSim({
+      clock,
+      models: ['m'],
+      slots: 1,
+      baseTokenMs: 5,
+      minOutputTokens: 4,
+      maxOutputTokens: 4,
+    });
     const upstream = createInProcessUpstream({ fetch: gpu.app.fetch, clock });
     const chunks: string[] = [];
-    const reply = upstream.stream({ baseUrl: 'http://gpu.sim/v1', operation: 'chat.completions', body: chat, timeoutMs: 60_000 }, async (d) => {
-      chunks.push(d);
-    });
+    const reply = upstream.stream(
+      { baseUrl: 'http://gpu.sim/v1', operation: 'chat.completions', body: chat, timeoutMs: 60_000 },
+      async (d) => {
+        chunks.push(d);
+      },
+    );
     await clock.advance(5_000);
     expect((await reply).status).toBe(200);
     expect(chunks).not.toContain('[DONE]');
@@ -48,7 +74,12 @@ describe('in-process upstream: calls a fetch function, no socket', () => {
     const clock = new VirtualClock(0);
     const gpu = createGpuSim({ clock, models: ['m'], slots: 1, queueLimit: 0 });
     const upstream = createInProcessUpstream({ fetch: gpu.app.fetch, clock });
-    const call = { baseUrl: 'http://gpu.sim/v1', operation: 'chat.completions' as const, body: chat, timeoutMs: 60_000 };
+    const call = {
+      baseUrl: 'http://gpu.sim/v1',
+      operation: 'chat.completions' as const,
+      body: chat,
+      timeoutMs: 60_000,
+    };
     const first = upstream.call(call);
     const second = upstream.call(call);
     await clock.advance(60_000);
@@ -112,7 +143,8 @@ describe('in-process upstream: calls a fetch function, no socket', () => {
     const a = new Hono().post('/v1/embeddings', (c) => c.json({ from: 'a' }));
     const b = new Hono().post('/v1/embeddings', (c) => c.json({ from: 'b' }));
     const upstream = createInProcessUpstream({ fetch: { 'http://gpu-a': a.fetch, 'http://gpu-b:8000': b.fetch } });
-    const call = (baseUrl: string) => upstream.call({ baseUrl, operation: 'embeddings', body: { model: 'm', input: 'x' }, timeoutMs: 1000 });
+    const call = (baseUrl: string) =>
+      upstream.call({ baseUrl, operation: 'embeddings', body: { model: 'm', input: 'x' }, timeoutMs: 1000 });
     expect((await call('http://gpu-a/v1')).json).toEqual({ from: 'a' });
     expect((await call('http://gpu-b:8000/v1/')).json).toEqual({ from: 'b' });
     await expect(call('http://gpu-c/v1')).rejects.toThrow(/no in-process upstream/);
@@ -121,7 +153,12 @@ describe('in-process upstream: calls a fetch function, no socket', () => {
   it('non-JSON error bodies become an OpenAI-style error', async () => {
     const app = new Hono().post('/v1/completions', (c) => c.text('bad gateway', 502));
     const upstream = createInProcessUpstream({ fetch: app.fetch });
-    const r = await upstream.call({ baseUrl: 'http://x/v1', operation: 'completions', body: { model: 'm', prompt: 'p' }, timeoutMs: 1000 });
+    const r = await upstream.call({
+      baseUrl: 'http://x/v1',
+      operation: 'completions',
+      body: { model: 'm', prompt: 'p' },
+      timeoutMs: 1000,
+    });
     expect(r.status).toBe(502);
     expect(r.json).toEqual({ error: { message: 'bad gateway', type: 'upstream_error' } });
   });

@@ -31,14 +31,25 @@ const world: LocalWorld = {
 
 function assembly(templates: Record<string, unknown>): Assembly {
   const dir = tmp();
-  for (const [stack, t] of Object.entries(templates)) writeFileSync(join(dir, `${stack}.template.json`), JSON.stringify(t));
+  for (const [stack, t] of Object.entries(templates))
+    writeFileSync(join(dir, `${stack}.template.json`), JSON.stringify(t));
   return new Assembly(dir);
 }
 
 describe('secrets', () => {
   it('a named secret keeps its name; an unnamed one is reported and stood in for by its logical id', () => {
-    expect(stackSecretName('AdminKey', { Type: 'AWS::SecretsManager::Secret', Properties: { Name: 'sluice/dev/admin-key' } })).toEqual({ name: 'sluice/dev/admin-key', named: true });
-    expect(stackSecretName('Credentials1A2B', { Type: 'AWS::SecretsManager::Secret', Properties: { GenerateSecretString: {} } })).toEqual({ name: 'Credentials1A2B', named: false });
+    expect(
+      stackSecretName('AdminKey', {
+        Type: 'AWS::SecretsManager::Secret',
+        Properties: { Name: 'sluice/dev/admin-key' },
+      }),
+    ).toEqual({ name: 'sluice/dev/admin-key', named: true });
+    expect(
+      stackSecretName('Credentials1A2B', {
+        Type: 'AWS::SecretsManager::Secret',
+        Properties: { GenerateSecretString: {} },
+      }),
+    ).toEqual({ name: 'Credentials1A2B', named: false });
   });
 
   it('a Ref to an unnamed secret resolves to the ARN of its stand-in name, as a Ref to a named one does', () => {
@@ -51,12 +62,16 @@ describe('secrets', () => {
       },
     });
     const t = app.stack('Broker');
-    expect(app.resolve(t, { Ref: 'Credentials1A2B' }, world)).toBe('arn:aws:secretsmanager:us-east-1:000000000000:secret:Credentials1A2B');
-    expect(app.resolve(t, { Ref: 'Named' }, world)).toBe('arn:aws:secretsmanager:us-east-1:000000000000:secret:sluice/dev/rocketmq');
+    expect(app.resolve(t, { Ref: 'Credentials1A2B' }, world)).toBe(
+      'arn:aws:secretsmanager:us-east-1:000000000000:secret:Credentials1A2B',
+    );
+    expect(app.resolve(t, { Ref: 'Named' }, world)).toBe(
+      'arn:aws:secretsmanager:us-east-1:000000000000:secret:sluice/dev/rocketmq',
+    );
   });
 });
 
-describe('a Broker stack without ACL (the shape of 15e2173\'s default layout)', () => {
+describe("a Broker stack without ACL (the shape of 15e2173's default layout)", () => {
   const container = (name: string, file: string, body: string, extra: Record<string, unknown> = {}) => ({
     Name: name,
     Command: [`set -e\ncat > /tmp/${file} <<EOF\n${body}\nEOF\nexec run`],
@@ -66,10 +81,21 @@ describe('a Broker stack without ACL (the shape of 15e2173\'s default layout)', 
     assembly({
       'Sluice-dev-Broker': {
         Resources: {
-          Broker: { Type: 'AWS::ECS::TaskDefinition', Properties: { ContainerDefinitions: [container('broker', 'broker.conf', 'brokerName=broker-a\nenableLmq=true')] } },
+          Broker: {
+            Type: 'AWS::ECS::TaskDefinition',
+            Properties: {
+              ContainerDefinitions: [container('broker', 'broker.conf', 'brokerName=broker-a\nenableLmq=true')],
+            },
+          },
           Proxy: {
             Type: 'AWS::ECS::TaskDefinition',
-            Properties: { ContainerDefinitions: [container('proxy', 'rmq-proxy.json', '{"grpcServerPort": 8081}', { Environment: [{ Name: 'JAVA_OPT_EXT', Value: '-Xms1g -Xmx1g' }] })] },
+            Properties: {
+              ContainerDefinitions: [
+                container('proxy', 'rmq-proxy.json', '{"grpcServerPort": 8081}', {
+                  Environment: [{ Name: 'JAVA_OPT_EXT', Value: '-Xms1g -Xmx1g' }],
+                }),
+              ],
+            },
           },
         },
       },
@@ -94,11 +120,19 @@ describe('a Broker stack without ACL (the shape of 15e2173\'s default layout)', 
 describe('the dispatcher image of an older app', () => {
   it('is built from the asset directory in cdk.out, the context `cdk deploy` hands to docker build', () => {
     const out = tmp();
-    writeFileSync(join(out, 'Sluice-dev-Dispatchers.assets.json'), JSON.stringify({ dockerImages: { h: { source: { directory: 'asset.abc', dockerFile: 'functions/dispatcher/Dockerfile' } } } }));
-    expect(dockerAsset(out, 'Sluice-dev-Dispatchers')).toEqual({ context: join(out, 'asset.abc'), dockerFile: 'functions/dispatcher/Dockerfile' });
+    writeFileSync(
+      join(out, 'Sluice-dev-Dispatchers.assets.json'),
+      JSON.stringify({
+        dockerImages: { h: { source: { directory: 'asset.abc', dockerFile: 'functions/dispatcher/Dockerfile' } } },
+      }),
+    );
+    expect(dockerAsset(out, 'Sluice-dev-Dispatchers')).toEqual({
+      context: join(out, 'asset.abc'),
+      dockerFile: 'functions/dispatcher/Dockerfile',
+    });
   });
 
-  it('links the repository\'s node_modules for `npm ci` of the same lockfile, and runs `npm ci` for another', () => {
+  it("links the repository's node_modules for `npm ci` of the same lockfile, and runs `npm ci` for another", () => {
     const repo = tmp();
     mkdirSync(join(repo, 'node_modules'));
     writeFileSync(join(repo, 'package-lock.json'), '{"lockfileVersion":3,"new":true}');
@@ -109,18 +143,27 @@ describe('the dispatcher image of an older app', () => {
     const build = (lock: string) => {
       const context = tmp();
       writeFileSync(join(context, 'package-lock.json'), lock);
-      writeFileSync(join(context, 'Dockerfile'), 'FROM node:24-slim AS build\nWORKDIR /src\nCOPY package-lock.json ./\nRUN npm ci --ignore-scripts\nCMD ["node", "x.mjs"]\n');
+      writeFileSync(
+        join(context, 'Dockerfile'),
+        'FROM node:24-slim AS build\nWORKDIR /src\nCOPY package-lock.json ./\nRUN npm ci --ignore-scripts\nCMD ["node", "x.mjs"]\n',
+      );
       const path = process.env.PATH;
       process.env.PATH = `${bin}:${path}`;
       try {
-        return buildImage({ dockerfile: join(context, 'Dockerfile'), context, modules: repo, into: join(tmp(), 'image'), log: () => {} });
+        return buildImage({
+          dockerfile: join(context, 'Dockerfile'),
+          context,
+          modules: repo,
+          into: join(tmp(), 'image'),
+          log: () => {},
+        });
       } finally {
         process.env.PATH = path;
       }
     };
     const same = build('{"lockfileVersion":3,"new":true}');
     expect(lstatSync(join(same.workdir, 'node_modules')).isSymbolicLink()).toBe(true);
-    expect(same.steps.some((s) => s.includes('linked the repository\'s node_modules'))).toBe(true);
+    expect(same.steps.some((s) => s.includes("linked the repository's node_modules"))).toBe(true);
     const older = build('{"lockfileVersion":3,"old":true}');
     expect(lstatSync(join(older.workdir, 'node_modules')).isSymbolicLink()).toBe(false);
     expect(existsSync(join(older.workdir, 'node_modules', '.installed-by-npm-ci'))).toBe(true);
@@ -129,11 +172,18 @@ describe('the dispatcher image of an older app', () => {
 
 describe('a reused cdk.out', () => {
   it('names the GPU ports it was synthesized with, in the policy the Config stack seeds', () => {
-    const models = { 'sim-llm': { slots: 8, upstreams: ['http://127.0.0.1:9101/v1'] }, 'sim-llm-slow': { slots: 8, upstreams: ['http://127.0.0.1:9102/v1'] }, remote: { slots: 1, upstreams: ['https://gpu.example.com/v1'] } };
+    const models = {
+      'sim-llm': { slots: 8, upstreams: ['http://127.0.0.1:9101/v1'] },
+      'sim-llm-slow': { slots: 8, upstreams: ['http://127.0.0.1:9102/v1'] },
+      remote: { slots: 1, upstreams: ['https://gpu.example.com/v1'] },
+    };
     const app = assembly({
       'Sluice-dev-Config': {
         Resources: {
-          Models: { Type: 'AWS::SSM::Parameter', Properties: { Name: '/sluice/dev/policy/models', Value: JSON.stringify(models) } },
+          Models: {
+            Type: 'AWS::SSM::Parameter',
+            Properties: { Name: '/sluice/dev/policy/models', Value: JSON.stringify(models) },
+          },
           Tiers: { Type: 'AWS::SSM::Parameter', Properties: { Name: '/sluice/dev/policy/tiers', Value: '{}' } },
         },
       },

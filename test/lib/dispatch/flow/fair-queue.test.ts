@@ -31,7 +31,7 @@ describe('TierQueue: fair by tokens, then by deadline', () => {
     expect(Math.abs(got.small! - got.big!)).toBeLessThanOrEqual(2_000);
   });
 
-  it('splits a tenant by account: one account\'s burst does not queue in front of its sibling', () => {
+  it("splits a tenant by account: one account's burst does not queue in front of its sibling", () => {
     const q = new TierQueue<string>();
     for (let i = 0; i < 50; i++) q.push(waiter('t', 'burst', 100));
     q.push(waiter('t', 'steady', 100));
@@ -52,7 +52,7 @@ describe('TierQueue: fair by tokens, then by deadline', () => {
     expect(q.peek()).toBe(due);
   });
 
-  it('a flow coming back after idling starts at the tier\'s virtual time, with no saved-up credit', () => {
+  it("a flow coming back after idling starts at the tier's virtual time, with no saved-up credit", () => {
     const q = new TierQueue<string>();
     for (let i = 0; i < 30; i++) q.push(waiter('busy', 'a', 100));
     // "quiet" had one request served long ago, then idled while "busy" was served.

@@ -15,28 +15,68 @@ const fill = (spec: ReturnType<typeof borrowSpec>, inUse: Record<string, number>
 
 describe('borrowSpec: lend everything, but never trap an active lender behind long calls', () => {
   it('lends every idle slot while the speed is unknown, to short calls, and while the lenders are quiet', () => {
-    expect(fill(borrowSpec(gate, 'batch', undefined, () => true, { realtime: 1 }), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
-    expect(fill(borrowSpec(gate, 'batch', 500, () => true, { realtime: 1 }), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, () => false, { realtime: 1 }), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
+    expect(
+      fill(
+        borrowSpec(gate, 'batch', undefined, () => true, { realtime: 1 }),
+        { realtime: 1 },
+      ),
+    ).toEqual({ realtime: 1, batch: 7 });
+    expect(
+      fill(
+        borrowSpec(gate, 'batch', 500, () => true, { realtime: 1 }),
+        { realtime: 1 },
+      ),
+    ).toEqual({ realtime: 1, batch: 7 });
+    expect(
+      fill(
+        borrowSpec(gate, 'batch', 5_000, () => false, { realtime: 1 }),
+        { realtime: 1 },
+      ),
+    ).toEqual({ realtime: 1, batch: 7 });
   });
 
   it('keeps one idle slot of each active lender from a long call', () => {
     const active = (tier: string) => tier === 'realtime';
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }), { realtime: 1 })).toEqual({ realtime: 1, batch: 6 });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }), { realtime: 1 })).toEqual({
+      realtime: 1,
+      batch: 6,
+    });
     // Offline may wait an hour: a 5 s call is short for it, its idle slot is lent. A 10 min one is not.
-    expect(fill(borrowSpec(gate, 'batch', 5_000, () => true, {}), {})).toEqual({ batch: 7 });
-    expect(fill(borrowSpec(gate, 'batch', 600_000, () => true, {}), {})).toEqual({ batch: 6 });
+    expect(
+      fill(
+        borrowSpec(gate, 'batch', 5_000, () => true, {}),
+        {},
+      ),
+    ).toEqual({ batch: 7 });
+    expect(
+      fill(
+        borrowSpec(gate, 'batch', 600_000, () => true, {}),
+        {},
+      ),
+    ).toEqual({ batch: 6 });
   });
 });
 
 describe('borrowSpec: the headroom is lent too while releases are near anyway', () => {
   const active = (tier: string) => tier === 'realtime';
-  it('lends the last idle slot when RELEASES_NEAR calls in flight end within the lender\'s short-call time, not when they do not', () => {
+  it("lends the last idle slot when RELEASES_NEAR calls in flight end within the lender's short-call time, not when they do not", () => {
     // realtime: maximum wait 10 s, so 1 s is its short-call time.
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 900), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_000), { realtime: 1 })).toEqual({ realtime: 1, batch: 7 });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_001), { realtime: 1 })).toEqual({ realtime: 1, batch: 6 });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, Infinity), { realtime: 1 })).toEqual({ realtime: 1, batch: 6 });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 900), { realtime: 1 })).toEqual({
+      realtime: 1,
+      batch: 7,
+    });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_000), { realtime: 1 })).toEqual({
+      realtime: 1,
+      batch: 7,
+    });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_001), { realtime: 1 })).toEqual({
+      realtime: 1,
+      batch: 6,
+    });
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, Infinity), { realtime: 1 })).toEqual({
+      realtime: 1,
+      batch: 6,
+    });
   });
 
   it('counts the calls in flight by when they are expected to end', () => {
@@ -58,9 +98,30 @@ describe('asBorrower: a yielding tier takes nothing on the strength of its own r
     // batch has borrowed all realtime lends (2 of its 3 idle slots, one kept back) and offline's idle one: the
     // free slot is realtime's headroom, and offline, yielding, may not take it on the strength of its reservation.
     const fuller = { realtime: 1, batch: 6 };
-    expect(mayTakeSlot(borrowSpec(gate, 'batch', 6_000, (t) => t === 'realtime', fuller), fuller, 'batch')).toBe(false);
-    expect(mayTakeSlot(borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', fuller), fuller, 'offline')).toBe(true);
-    expect(mayTakeSlot(asBorrower(borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', fuller), 'offline'), fuller, 'offline')).toBe(false);
+    expect(
+      mayTakeSlot(
+        borrowSpec(gate, 'batch', 6_000, (t) => t === 'realtime', fuller),
+        fuller,
+        'batch',
+      ),
+    ).toBe(false);
+    expect(
+      mayTakeSlot(
+        borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', fuller),
+        fuller,
+        'offline',
+      ),
+    ).toBe(true);
+    expect(
+      mayTakeSlot(
+        asBorrower(
+          borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', fuller),
+          'offline',
+        ),
+        fuller,
+        'offline',
+      ),
+    ).toBe(false);
     expect(mayTakeSlot(asBorrower(headroom, 'offline'), used, 'offline')).toBe(true);
   });
 });

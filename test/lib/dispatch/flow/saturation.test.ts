@@ -12,24 +12,35 @@ const settings = Saturation.parse({ probeAfterMs: 10_000 });
 const at = (slots: number, saturatedAt = -Infinity): CapacityState => ({ slots, saturatedAt });
 const load = (running: number, waiting = 0, kvCacheUsage = 0) => ({ running, waiting, kvCacheUsage });
 
-describe('slots from the servers\' metrics: the rule', () => {
+describe("slots from the servers' metrics: the rule", () => {
   it('gives a server that queues inside itself as many slots as it runs', () => {
-    expect(nextCapacity(at(16), load(8, 8), true, 1_000, 16, settings)).toEqual({ state: at(8, 1_000), reason: 'engine-queue' });
+    expect(nextCapacity(at(16), load(8, 8), true, 1_000, 16, settings)).toEqual({
+      state: at(8, 1_000),
+      reason: 'engine-queue',
+    });
   });
 
   it('tolerates the engine queue up to its threshold', () => {
     const s = { ...settings, queueDepthThreshold: 2 };
     expect(nextCapacity(at(10), load(10, 2), true, 1_000, 10, s)).toEqual({ state: at(10) });
-    expect(nextCapacity(at(13), load(10, 3), true, 1_000, 10, s)).toEqual({ state: at(12, 1_000), reason: 'engine-queue' });
+    expect(nextCapacity(at(13), load(10, 3), true, 1_000, 10, s)).toEqual({
+      state: at(12, 1_000),
+      reason: 'engine-queue',
+    });
   });
 
   it('takes one slot away from a server near preempting (KV cache past its threshold)', () => {
-    expect(nextCapacity(at(8), load(8, 0, 0.85), true, 1_000, 8, settings)).toEqual({ state: at(7, 1_000), reason: 'kv-cache' });
+    expect(nextCapacity(at(8), load(8, 0, 0.85), true, 1_000, 8, settings)).toEqual({
+      state: at(7, 1_000),
+      reason: 'kv-cache',
+    });
   });
 
   it('probes one slot up while the slots hold work back and the server has room, not within probeAfterMs of saturation', () => {
     expect(nextCapacity(at(8), load(8), true, 1_000, 8, settings)).toEqual({ state: at(9), reason: 'probe' });
-    expect(nextCapacity(at(8), load(8, 1), true, 1_000, 8, { ...settings, queueDepthThreshold: 1 })).toEqual({ state: at(8) });
+    expect(nextCapacity(at(8), load(8, 1), true, 1_000, 8, { ...settings, queueDepthThreshold: 1 })).toEqual({
+      state: at(8),
+    });
     expect(nextCapacity(at(8, 0), load(8), true, 9_999, 8, settings).reason).toBeUndefined();
     expect(nextCapacity(at(8, 0), load(8), true, 10_000, 8, settings).reason).toBe('probe');
   });
@@ -50,10 +61,14 @@ describe('slots from the servers\' metrics: the rule', () => {
   });
 });
 
-describe('slots from the servers\' metrics: reading them', () => {
-  const page = (running: number, waiting: number) => `${VLLM_METRICS.running} ${running}\n${VLLM_METRICS.waiting} ${waiting}\n`;
+describe("slots from the servers' metrics: reading them", () => {
+  const page = (running: number, waiting: number) =>
+    `${VLLM_METRICS.running} ${running}\n${VLLM_METRICS.waiting} ${waiting}\n`;
   const model = (over: object = {}) =>
-    parsePolicy({ ...basePolicy(), models: { m: { slots: 4, upstreams: ['http://a/v1', 'http://b/v1'], saturation: { refreshMs: 1_000, ...over } } } }).models.m!;
+    parsePolicy({
+      ...basePolicy(),
+      models: { m: { slots: 4, upstreams: ['http://a/v1', 'http://b/v1'], saturation: { refreshMs: 1_000, ...over } } },
+    }).models.m!;
 
   it('reads every server of the model once per refreshMs while the model is asked for, and not after', async () => {
     const clock = new VirtualClock(0);
@@ -79,7 +94,11 @@ describe('slots from the servers\' metrics: reading them', () => {
     const clock = new VirtualClock(0);
     const changes: unknown[] = [];
     let pages = [page(4, 0), page(4, 0)];
-    const capacity = createModelCapacity({ clock, scrape: async (url) => pages[url.includes('//a/') ? 0 : 1]!, onChange: (...c) => changes.push(c) });
+    const capacity = createModelCapacity({
+      clock,
+      scrape: async (url) => pages[url.includes('//a/') ? 0 : 1]!,
+      onChange: (...c) => changes.push(c),
+    });
     const m = model({ maxSlots: 32, probeAfterMs: 3_000 });
     /** The slots as the scheduler sees them, then a read; `full`: requests waited on a full gate before it. */
     const read = async (full = true) => {
@@ -106,7 +125,7 @@ describe('slots from the servers\' metrics: reading them', () => {
     ]);
   });
 
-  it('falls back to the declared slots and reports the error when a server\'s page cannot be read', async () => {
+  it("falls back to the declared slots and reports the error when a server's page cannot be read", async () => {
     const clock = new VirtualClock(0);
     const errors: unknown[] = [];
     const changes: unknown[] = [];
@@ -153,15 +172,30 @@ describe('slots from the servers\' metrics: reading them', () => {
   });
 });
 
-describe('slots from the servers\' metrics: a dispatcher against the simulated GPU', () => {
+describe("slots from the servers' metrics: a dispatcher against the simulated GPU", () => {
   function world(declared: number, gpuSlots: number, saturation = true) {
     const clock = new VirtualClock(1_000_000);
     const raw = basePolicy();
-    raw.models.m = { slots: declared, upstreams: ['http://gpu/v1'], ...(saturation ? { saturation: { refreshMs: 500, probeAfterMs: 5_000 } } : {}) };
+    raw.models.m = {
+      slots: declared,
+      upstreams: ['http://gpu/v1'],
+      ...(saturation ? { saturation: { refreshMs: 500, probeAfterMs: 5_000 } } : {}),
+    };
     // Pace and reservoir out of the way: only slots decide when a request starts.
-    raw.defaults = { accountModel: { rpm: 1_000_000, tpm: 1_000_000_000, rate: 10_000, burst: 10_000 }, tenantModel: { rpm: 1_000_000, tpm: 1_000_000_000 }, tenant: { rpm: 1_000_000, tpm: 1_000_000_000 } };
+    raw.defaults = {
+      accountModel: { rpm: 1_000_000, tpm: 1_000_000_000, rate: 10_000, burst: 10_000 },
+      tenantModel: { rpm: 1_000_000, tpm: 1_000_000_000 },
+      tenant: { rpm: 1_000_000, tpm: 1_000_000_000 },
+    };
     const policy = parsePolicy(raw);
-    const gpu = createGpuSim({ clock, models: ['m'], slots: gpuSlots, baseTokenMs: 100, minOutputTokens: 10, maxOutputTokens: 10 });
+    const gpu = createGpuSim({
+      clock,
+      models: ['m'],
+      slots: gpuSlots,
+      baseTokenMs: 100,
+      minOutputTokens: 10,
+      maxOutputTokens: 10,
+    });
     const { dispatch, events } = dispatcherOnSim({ clock, gpu, policy, options: { flow: { maxWaiting: 64 } } });
     let ids = 0;
     /** Keeps `inFlight` requests at the dispatcher, as a busy LiteTopic would, until `untilMs`. */
@@ -170,9 +204,20 @@ describe('slots from the servers\' metrics: a dispatcher against the simulated G
       const one = async (): Promise<void> => {
         while (clock.now() < end) {
           const e: Envelope = {
-            id: `req_${ids++}`, account: 'svc1', tenant: 'acme', tier: 'batch', model: 'm', liteTopic: 'batch-acme-m',
-            operation: 'chat.completions', body: { model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 },
-            mode: 'sync', enqueuedAt: clock.now(), deadline: clock.now() + 600_000, tokenEstimate: 20, charged: [], paceFactor: 1,
+            id: `req_${ids++}`,
+            account: 'svc1',
+            tenant: 'acme',
+            tier: 'batch',
+            model: 'm',
+            liteTopic: 'batch-acme-m',
+            operation: 'chat.completions',
+            body: { model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 },
+            mode: 'sync',
+            enqueuedAt: clock.now(),
+            deadline: clock.now() + 600_000,
+            tokenEstimate: 20,
+            charged: [],
+            paceFactor: 1,
           };
           const out = await dispatch({ messageId: e.id, liteTopic: e.liteTopic, body: encodeEnvelope(e), attempt: 1 });
           if (out.kind === 'suspend') await new Promise<void>((r) => clock.setTimer(out.ms, r));

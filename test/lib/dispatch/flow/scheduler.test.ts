@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../../lib/clock/virtual-clock.js';
-import { createFlowControl, PLACES_PER_RETURN, type FlowControl, type Grant, type SlotAsk, type Verdict } from '../../../../lib/dispatch/flow/scheduler.js';
+import {
+  createFlowControl,
+  PLACES_PER_RETURN,
+  type FlowControl,
+  type Grant,
+  type SlotAsk,
+  type Verdict,
+} from '../../../../lib/dispatch/flow/scheduler.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
 import { basePolicy } from '../../policy/fixtures.js';
@@ -20,10 +27,23 @@ function setup(options: { maxWaiting?: number; slots?: number; workers?: number 
       store,
       policy: () => policy,
       newId: () => `lease-${n++}`,
-      options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting, ...(options.workers ? { workers: options.workers } : {}) },
+      options: {
+        leaseMs: 60_000,
+        minSuspendMs: 50,
+        maxWaiting,
+        ...(options.workers ? { workers: options.workers } : {}),
+      },
     });
-  const askOf = (flows: FlowControl) => (tier: string, tenant = 't', account = 'a', over: Partial<SlotAsk> = {}) =>
-    flows.ask({ flow: { tier, tenant, account }, model: 'm', deadline: clock.now() + 60_000, estimate: 100, ...over });
+  const askOf =
+    (flows: FlowControl) =>
+    (tier: string, tenant = 't', account = 'a', over: Partial<SlotAsk> = {}) =>
+      flows.ask({
+        flow: { tier, tenant, account },
+        model: 'm',
+        deadline: clock.now() + 60_000,
+        estimate: 100,
+        ...over,
+      });
   const flows = flowControl();
   return { clock, store, flows, ask: askOf(flows), flowControl, askOf };
 }
@@ -70,7 +90,11 @@ describe('flow control', () => {
     await clock.advance(1_000);
     await first.release(100); // the model's speed: 10 ms per token
     await clock.advance(1);
-    const fill = (await Promise.all([20, 30, 200, 210, 220, 230, 240, 250].map((estimate) => ask('batch', 'f', 'fill', { estimate })))).map(granted);
+    const fill = (
+      await Promise.all(
+        [20, 30, 200, 210, 220, 230, 240, 250].map((estimate) => ask('batch', 'f', 'fill', { estimate })),
+      )
+    ).map(granted);
     const order: string[] = [];
     // Strict order starts `beside` first (same counters, it came first): it would end among the clump at 1.8-2.3 s.
     void ask('batch', 't', 'beside', { estimate: 190 }).then(() => order.push('beside'));
@@ -110,9 +134,11 @@ describe('flow control', () => {
       const { clock, ask } = setup({ slots: 8 });
       const holders = await Promise.all(Array.from({ length: 8 }, () => ask('realtime')));
       const started: string[] = [];
-      const track = (tier: string, v: Promise<Verdict>) => void v.then((r) => r.kind === 'granted' && started.push(tier));
+      const track = (tier: string, v: Promise<Verdict>) =>
+        void v.then((r) => r.kind === 'granted' && started.push(tier));
       // Offline asks first; batch (maximum wait 5 min) brings more than the pool holds.
-      for (let i = 0; i < 4; i++) track('offline', ask('offline', 'o', 'o', { deadline: clock.now() + offlineSlackMs }));
+      for (let i = 0; i < 4; i++)
+        track('offline', ask('offline', 'o', 'o', { deadline: clock.now() + offlineSlackMs }));
       for (let i = 0; i < 12; i++) track('batch', ask('batch', 'b', 'b', { deadline: clock.now() + 300_000 }));
       // Offline, refused alone on the full pool before batch came, marked itself reclaiming; the mark lapses.
       await clock.advance(1_100);
@@ -184,7 +210,10 @@ describe('flow control', () => {
     expect(flows.waiting()).toBe(6);
     for (const c of calls) await granted(c).release(100);
     expect((await realtime).kind).toBe('granted');
-    for (const w of waiters) void w.then(async (v) => { if (v.kind === 'granted') await v.grant.release(100); });
+    for (const w of waiters)
+      void w.then(async (v) => {
+        if (v.kind === 'granted') await v.grant.release(100);
+      });
     await clock.advance(1);
   });
 
@@ -213,7 +242,10 @@ describe('flow control', () => {
       expect(back[i]! - back[i - 1]!).toBeLessThanOrEqual(PLACES_PER_RETURN * 500 + 50);
     }
     for (const c of calls) await granted(c).release(100);
-    for (const w of waiting) void w.then(async (v) => { if (v.kind === 'granted') await v.grant.release(100); });
+    for (const w of waiting)
+      void w.then(async (v) => {
+        if (v.kind === 'granted') await v.grant.release(100);
+      });
     await clock.advance(1);
   });
 
@@ -240,7 +272,10 @@ describe('flow control', () => {
     expect(back.ms).toBe(167);
     await mine.release(100);
     for (const v of theirs) await granted(v).release(100);
-    for (const w of waiting) void w.then(async (v) => { if (v.kind === 'granted') await v.grant.release(100); });
+    for (const w of waiting)
+      void w.then(async (v) => {
+        if (v.kind === 'granted') await v.grant.release(100);
+      });
     await clock.advance(1);
   });
 
@@ -280,7 +315,13 @@ describe('flow control, a waiter that leaves while the gate answers', () => {
       newId: () => `lease-${n++}`,
       options: { leaseMs: 60_000, minSuspendMs: 50, maxWaiting: 64 },
     });
-    const ask = (deadlineIn: number) => flows.ask({ flow: { tier: 'batch', tenant: 't', account: 'a' }, model: 'm', deadline: clock.now() + deadlineIn, estimate: 100 });
+    const ask = (deadlineIn: number) =>
+      flows.ask({
+        flow: { tier: 'batch', tenant: 't', account: 'a' },
+        model: 'm',
+        deadline: clock.now() + deadlineIn,
+        estimate: 100,
+      });
 
     const leaving = ask(100);
     await clock.advance(1);

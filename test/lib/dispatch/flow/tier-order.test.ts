@@ -10,7 +10,11 @@ const tiers = (turns: ReturnType<typeof tierOrder>) => turns.map((t) => t.tier);
 
 describe('tierOrder', () => {
   it('puts tiers below their reservation first, heavier first', () => {
-    expect(tiers(tierOrder(['offline', 'batch', 'realtime'], spec, { realtime: 4, batch: 1, offline: 0 }))).toEqual(['batch', 'offline', 'realtime']);
+    expect(tiers(tierOrder(['offline', 'batch', 'realtime'], spec, { realtime: 4, batch: 1, offline: 0 }))).toEqual([
+      'batch',
+      'offline',
+      'realtime',
+    ]);
   });
 
   it('splits what is beyond reservations by weight: fewest borrowed slots per unit of weight next', () => {

@@ -18,16 +18,37 @@ const policy = parsePolicy({
 });
 
 function admission(tenant: string, id: string, outcome: 'admitted' | 'rejected' = 'admitted') {
-  return { outcome, id, tenant, account: `${tenant}-app`, tier: 'batch', model: 'm', liteTopic: `batch-${tenant}-m`, reason: outcome === 'rejected' ? 'tenant:requests' : undefined };
+  return {
+    outcome,
+    id,
+    tenant,
+    account: `${tenant}-app`,
+    tier: 'batch',
+    model: 'm',
+    liteTopic: `batch-${tenant}-m`,
+    reason: outcome === 'rejected' ? 'tenant:requests' : undefined,
+  };
 }
 
 describe('deployment aggregate', () => {
   it('sums the flow of several instances into one view', async () => {
     const clock = new VirtualClock(1_000_000);
     const store = createEmbeddedStore(clock);
-    const edge1 = createAggregateSink({ store, clock, instance: 'edge-1', role: 'edge', describe: () => ({ policyCheckedAt: clock.now() - 2_000 }) });
+    const edge1 = createAggregateSink({
+      store,
+      clock,
+      instance: 'edge-1',
+      role: 'edge',
+      describe: () => ({ policyCheckedAt: clock.now() - 2_000 }),
+    });
     const edge2 = createAggregateSink({ store, clock, instance: 'edge-2', role: 'edge' });
-    const disp = createAggregateSink({ store, clock, instance: 'dispatcher-1', role: 'dispatcher', describe: () => ({ slots: { m: { batch: 2 } } }) });
+    const disp = createAggregateSink({
+      store,
+      clock,
+      instance: 'dispatcher-1',
+      role: 'dispatcher',
+      describe: () => ({ slots: { m: { batch: 2 } } }),
+    });
     for (let i = 0; i < 5; i++) edge1.onAdmission(admission('a', `a${i}`));
     for (let i = 0; i < 3; i++) edge2.onAdmission(admission('b', `b${i}`, 'rejected'));
     edge2.onAdmission(admission('a', 'a5'));
@@ -62,7 +83,10 @@ describe('deployment aggregate', () => {
     const store = createEmbeddedStore(clock);
     const edge = createAggregateSink({ store, clock, instance: 'edge-1', role: 'edge' });
     const disp = createAggregateSink({ store, clock, instance: 'dispatcher-1', role: 'dispatcher' });
-    edge.onAdmission({ ...admission('a', 'r1'), windows: [{ scope: 'tenant', unit: 'requests', limit: 10, remaining: 9 }] });
+    edge.onAdmission({
+      ...admission('a', 'r1'),
+      windows: [{ scope: 'tenant', unit: 'requests', limit: 10, remaining: 9 }],
+    });
     await clock.advance(5);
     const envelope = { id: 'r1', tier: 'batch', tenant: 'a', model: 'm', liteTopic: 'batch-a-m' };
     disp.onDispatch({ type: 'suspended', envelope, ms: 50, cause: 'pace' });
@@ -151,7 +175,8 @@ describe('deployment aggregate', () => {
     const store = createEmbeddedStore(clock);
     const edge = createAggregateSink({ store, clock, instance: 'edge-1', role: 'edge' });
     const load = { t1: 5, t2: 9, t3: 1, t4: 7 };
-    for (const [tenant, n] of Object.entries(load)) for (let i = 0; i < n; i++) edge.onAdmission(admission(tenant, `${tenant}-${i}`));
+    for (const [tenant, n] of Object.entries(load))
+      for (let i = 0; i < n; i++) edge.onAdmission(admission(tenant, `${tenant}-${i}`));
     await edge.flush();
     const p1 = createSharedLabels({ store, clock, size: 2 });
     const p2 = createSharedLabels({ store, clock, size: 2 });
