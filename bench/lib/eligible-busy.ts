@@ -8,7 +8,7 @@
  * Exact, not sampled: the GPU's busy slot-time is read at each moment the set of
  * waiting requests turns non-empty or empty again.
  */
-import type { DispatchEvent } from '../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../lib/dispatch-events.js';
 
 /** Events after which a request no longer waits for a slot. */
 const LEFT = new Set<DispatchEvent['type']>(['started', 'suspended', 'expired', 'failed', 'completed']);

@@ -11,11 +11,11 @@
  * a refusal only if the event carries a retry behavior, and given up after the
  * OpenAI SDK's default timeout (then counted as refused, reason `client-timeout`).
  */
-import { own } from '../../lib/policy/lookup.js';
+import { own } from '../../lib/lookup.js';
 import { EligibleBusy } from './eligible-busy.js';
 import { keptAliveFailure } from './kept-alive.js';
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
-import type { DispatchEvent } from '../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../lib/dispatch-events.js';
 import { parsePolicy } from '../../lib/policy/schema.js';
 import type { DeadLetter, MessageHandler } from '../../lib/queue/types.js';
 import { silentLogger } from '../../lib/telemetry/log.js';

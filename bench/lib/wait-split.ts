@@ -6,7 +6,7 @@
  * and the reply (result write to the client's answer). The parts of a served
  * request add up to its latency, so their shares say where the seconds went.
  */
-import type { DispatchEvent } from '../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../lib/dispatch-events.js';
 import { percentiles, round, type Percentiles } from './recorder.js';
 
 /** What the events said about one request; mutated as they come. */

@@ -15,7 +15,7 @@ import {
   type LimitsTarget,
 } from '../../lib/policy/edit.js';
 import { resolveLimits } from '../../lib/policy/resolve.js';
-import { own } from '../../lib/policy/lookup.js';
+import { own } from '../../lib/lookup.js';
 import { parsePolicy, type Limits } from '../../lib/policy/schema.js';
 import type { PolicySource } from '../../lib/policy/source.js';
 import { fileSource } from '../../lib/policy/sources/file.js';

@@ -10,7 +10,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { sleep, type Clock } from '../../lib/clock/clock.js';
 import { createDrain, type DrainOutcome } from '../../lib/dispatch/drain.js';
 import type { DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
-import type { DispatchEvent } from '../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../lib/dispatch-events.js';
 import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import type { Policy, PolicyInput } from '../../lib/policy/schema.js';
 import { existsSync } from 'node:fs';

@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../../lib/clock/clock.js';
 import { createDispatcher, settleDeadLetter, type DispatcherOptions } from '../../lib/dispatch/dispatcher.js';
-import type { DispatchEvent } from '../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../lib/dispatch-events.js';
 import type { DeadLetter, MessageHandler, Subscription } from '../../lib/queue/types.js';
 import type { Logger } from '../../lib/telemetry/log.js';
 import type { UpstreamClient } from '../../lib/upstream/client.js';

@@ -11,7 +11,7 @@ import type { AccountRef } from '../policy/resolve.js';
 import { resolveLimits, type ResolvedLimits } from '../policy/resolve.js';
 import { activeReservations } from '../policy/reservations.js';
 import type { Policy } from '../policy/schema.js';
-import { own } from '../policy/lookup.js';
+import { own } from '../lookup.js';
 import { reservoirKey, reservoirPlace, windowKey, type WindowScope } from '../store/keys.js';
 import type { AdmitDecision, RateStore, Unit, WindowLimit, WindowState } from '../store/types.js';
 

@@ -4,7 +4,7 @@
  * tier's maximum, so its deadline moves later by the time it spent paused.
  */
 import type { Envelope } from '../envelope.js';
-import { own } from '../policy/lookup.js';
+import { own } from '../lookup.js';
 import type { Policy } from '../policy/schema.js';
 
 /** Time within [since, now] during which the tenant or the account was paused; overlapping pauses count once. */

@@ -21,7 +21,7 @@
  * race to another's newer ones until they expire.
  * The Lua twin is lib/store/redis/slot.ts.
  */
-import { own } from '../policy/lookup.js';
+import { own } from '../lookup.js';
 
 export interface TierShare {
   readonly reserved: number;

@@ -4,7 +4,7 @@
  * caller validates (parsePolicy) before saving. Refusals throw PolicyEditError.
  */
 import { checkBooking } from './reservations.js';
-import { own } from './lookup.js';
+import { own } from '../lookup.js';
 import { PAUSES_KEPT, parsePolicy, Reservation, type Limits, type Policy, type PolicyInput } from './schema.js';
 
 export class PolicyEditError extends Error {

@@ -4,7 +4,7 @@
  * bookable share, counting the other bookings that overlap it.
  */
 import type { Policy, Reservation } from './schema.js';
-import { own } from './lookup.js';
+import { own } from '../lookup.js';
 
 export type BookingCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Account, Limits, Policy } from './schema.js';
-import { own } from './lookup.js';
+import { own } from '../lookup.js';
 
 export interface ResolvedLimits {
   readonly accountModel: Required<Omit<Limits, 'reservoir'>> & Pick<Limits, 'reservoir'>;

@@ -5,7 +5,7 @@
  * 60/25/15 %, a token bucket of burst 50 refilled at 10 per second.
  */
 import { z } from 'zod';
-import { bare, own } from './lookup.js';
+import { bare, own } from '../lookup.js';
 
 /** Names Object.prototype answers to: never a tier, model, tenant or account, so no lookup can mistake one for the other. */
 const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));

@@ -6,7 +6,7 @@ import type { Clock } from '../clock/clock.js';
 import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../limits/fixed-window.js';
 import { pace } from '../limits/gcra.js';
 import { DEFAULT_RECLAIM_MS, slotAsk, takeSlot, type ReclaimMarks, type SlotClaims } from '../limits/capacity-gate.js';
-import { bare } from '../policy/lookup.js';
+import { bare } from '../lookup.js';
 import { createEmbeddedAggregate } from './embedded-aggregate.js';
 import { parseReservoirPlace } from './keys.js';
 import type {

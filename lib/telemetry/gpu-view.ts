@@ -1,6 +1,6 @@
 /** GPU slots in use per model and tier, set against each tier's reserved share: one process's or the deployment's. */
 import { gateFromShares } from '../limits/capacity-gate.js';
-import { own } from '../policy/lookup.js';
+import { own } from '../lookup.js';
 import type { Policy } from '../policy/schema.js';
 
 export interface GpuRow {

@@ -3,7 +3,7 @@
  * process's telemetry (telemetry.ts) and the deployment's aggregate in the store
  * (aggregate/view.ts).
  */
-import { own } from '../policy/lookup.js';
+import { own } from '../lookup.js';
 import type { Policy } from '../policy/schema.js';
 import type { AlertRecord } from './alerts.js';
 import { noneOffered, type AccountOffered, type HistoryView, type Offered } from './flow-window.js';

@@ -16,11 +16,11 @@
  * - Time comes from the injected clock; nothing here reads the environment.
  */
 import type { Clock } from '../clock/clock.js';
-import type { DispatchEvent } from '../dispatch/types.js';
+import type { DispatchEvent } from '../dispatch-events.js';
 import type { Envelope } from '../envelope.js';
 import { resolveLimits } from '../policy/resolve.js';
 import type { Policy } from '../policy/schema.js';
-import { own } from '../policy/lookup.js';
+import { own } from '../lookup.js';
 import { liteTopicName } from '../queue/lite-topic-name.js';
 import type { DeadLetter } from '../queue/types.js';
 import { Alerts, type AlertRecord } from './alerts.js';

@@ -9,7 +9,7 @@
  * Each observation is one interval, not a request's sum: a Suspend is observed
  * when the message comes back, so the sums by stage split the total wait.
  */
-import type { DispatchEvent } from '../dispatch/types.js';
+import type { DispatchEvent } from '../dispatch-events.js';
 
 export const WAIT_STAGES = [
   'broker',

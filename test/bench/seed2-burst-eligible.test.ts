@@ -9,7 +9,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { DispatcherDeps } from '../../lib/dispatch/dispatcher.js';
-import type { DispatchEvent } from '../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../lib/dispatch-events.js';
 
 interface Seen {
   readonly t: number;

@@ -18,7 +18,7 @@ import {
   type LimitsTarget,
 } from '../../../lib/policy/edit.js';
 import { hashApiKey, resolveLimits } from '../../../lib/policy/resolve.js';
-import { own } from '../../../lib/policy/lookup.js';
+import { own } from '../../../lib/lookup.js';
 import { Limits } from '../../../lib/policy/schema.js';
 import { ApiError } from '../errors.js';
 import { DEFAULT_MAX_BODY_DEPTH, limitBody, readJsonBody } from '../middleware/json-body.js';

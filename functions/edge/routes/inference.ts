@@ -13,7 +13,7 @@ import {
 } from '../../../lib/envelope.js';
 import { admit } from '../../../lib/admission/admit.js';
 import { rateLimitHeaders } from '../../../lib/admission/headers.js';
-import { own } from '../../../lib/policy/lookup.js';
+import { own } from '../../../lib/lookup.js';
 import type { StoredResult } from '../../../lib/results/types.js';
 import type { EdgeDeps } from '../deps.js';
 import { ApiError, modelNotFound } from '../errors.js';

@@ -21,6 +21,7 @@
  * costs its servers nothing. Every dispatcher reads for itself; they read the same
  * servers, so they agree on the budget they share in the store.
  */
+import type { CapacityReason } from '../../dispatch-events.js';
 import type { Clock } from '../../clock/clock.js';
 import type { Model, Saturation } from '../../policy/schema.js';
 import { combineLoads, readEngineLoad, type EngineLoad } from '../../upstream/engine-metrics.js';
@@ -30,9 +31,6 @@ export interface CapacityState {
   /** When the servers last said they were saturated; probing up waits `probeAfterMs` after it. */
   readonly saturatedAt: number;
 }
-
-/** Why the slots changed: the engine queued, its cache filled, a probe up, unreadable metrics. */
-export type CapacityReason = 'engine-queue' | 'kv-cache' | 'probe' | 'unreadable';
 
 export interface CapacityStep {
   readonly state: CapacityState;

@@ -26,7 +26,7 @@
  */
 import type { Clock } from '../../clock/clock.js';
 import type { Model, Policy } from '../../policy/schema.js';
-import { own } from '../../policy/lookup.js';
+import { own } from '../../lookup.js';
 import { slotsInUse } from '../../limits/capacity-gate.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';

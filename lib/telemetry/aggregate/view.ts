@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../../clock/clock.js';
 import type { Policy } from '../../policy/schema.js';
-import { own } from '../../policy/lookup.js';
+import { own } from '../../lookup.js';
 import { OVERFLOW_FIELD, type AggregateOps } from '../../store/aggregate.js';
 import type { AlertRecord } from '../alerts.js';
 import { gpuRows } from '../gpu-view.js';

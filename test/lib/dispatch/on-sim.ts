@@ -2,7 +2,7 @@
 import type { GpuSim } from '../../../functions/gpu-sim/app.js';
 import type { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import { createDispatcher, type DispatcherOptions } from '../../../lib/dispatch/dispatcher.js';
-import type { DispatchEvent } from '../../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../../lib/dispatch-events.js';
 import type { Policy } from '../../../lib/policy/schema.js';
 import { createEmbeddedResults } from '../../../lib/results/embedded.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createGpuSim } from '../../../functions/gpu-sim/app.js';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import type { DispatcherOptions } from '../../../lib/dispatch/dispatcher.js';
-import type { DispatchEvent } from '../../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../../lib/dispatch-events.js';
 import { encodeEnvelope, type Envelope } from '../../../lib/envelope.js';
 import { parsePolicy } from '../../../lib/policy/schema.js';
 import { basePolicy } from '../policy/fixtures.js';

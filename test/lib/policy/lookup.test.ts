@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { own } from '../../../lib/policy/lookup.js';
+import { own } from '../../../lib/lookup.js';
 import { parsePolicy } from '../../../lib/policy/schema.js';
 import { resolveLimits } from '../../../lib/policy/resolve.js';
 import { basePolicy } from './fixtures.js';

@@ -1,4 +1,4 @@
-import type { DispatchEvent } from '../../../lib/dispatch/types.js';
+import type { DispatchEvent } from '../../../lib/dispatch-events.js';
 import type { Envelope } from '../../../lib/envelope.js';
 import { defaultLimits, defaultTiers } from '../../../lib/policy/defaults.js';
 import { hashApiKey } from '../../../lib/policy/resolve.js';
