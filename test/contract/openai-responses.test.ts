@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSluice } from '../../functions/local/sluice.js';
 import { defaultLimits } from '../../lib/policy/defaults.js';
 import { sseEvents, type SseEvent } from '../../lib/upstream/sse.js';
-import { chat, KEYS, startTestSluice } from '../support/local-sluice.js';
+import { chat, clearOfMinuteEdge, KEYS, startTestSluice } from '../support/local-sluice.js';
 import { fixture, violations } from '../support/openai-spec.js';
 
 let sluice: LocalSluice;
@@ -286,6 +286,7 @@ describe('contract: errors', () => {
       overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 1 } } },
     });
     try {
+      await clearOfMinuteEdge();
       expect((await tight.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
       const res = await tight.app.request('/v1/chat/completions', chat(KEYS.a1));
       expect(res.headers.get('x-sluice-reason')).toBe('account-model:requests');

@@ -47,6 +47,17 @@ export function startTestSluice(options: Partial<LocalSluiceOptions> & { overrid
   });
 }
 
+/**
+ * Fixed windows are aligned to the wall clock's minutes (lib/limits/fixed-window.ts), so a test
+ * that fills a per-minute limit and expects the next request refused fails if a minute ends
+ * between the two. Called before such a test's requests: when less than `marginMs` is left of
+ * this minute, waits for the next one.
+ */
+export async function clearOfMinuteEdge(marginMs = 5_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
 export function chat(
   key: string | undefined,
   body: unknown = { model: 'm', messages: [{ role: 'user', content: 'hi' }] },

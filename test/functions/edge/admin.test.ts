@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSluice } from '../../../functions/local/sluice.js';
-import { chat, KEYS, startTestSluice, testPolicy } from '../../support/local-sluice.js';
+import { chat, clearOfMinuteEdge, KEYS, startTestSluice, testPolicy } from '../../support/local-sluice.js';
 
 const ADMIN = 'sk-test-admin';
 let sluice: LocalSluice | undefined;
@@ -76,6 +76,7 @@ describe('admin API', () => {
       accountModel: { rpm: number };
     };
     expect(got.accountModel.rpm).toBe(1);
+    await clearOfMinuteEdge();
     expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
     expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(429);
     const bad = await sluice.app.request(

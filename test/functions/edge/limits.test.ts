@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSluice } from '../../../functions/local/sluice.js';
 import { defaultLimits } from '../../../lib/policy/defaults.js';
-import { chat, KEYS, startTestSluice } from '../../support/local-sluice.js';
+import { chat, clearOfMinuteEdge, KEYS, startTestSluice } from '../../support/local-sluice.js';
 
 let sluice: LocalSluice | undefined;
 afterEach(async () => {
@@ -16,6 +16,7 @@ describe('edge: limits', () => {
     sluice = await startTestSluice({
       overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 2 } } },
     });
+    await clearOfMinuteEdge();
     expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
     expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).status).toBe(200);
     const res = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1));
@@ -34,6 +35,7 @@ describe('edge: limits', () => {
     sluice = await startTestSluice({
       overrides: { defaults: { ...defaultLimits, tenant: { ...defaultLimits.tenant, rpm: 3 } } },
     });
+    await clearOfMinuteEdge();
     const statuses = [];
     for (const key of [KEYS.a1, KEYS.a2, KEYS.a1, KEYS.a2])
       statuses.push((await sluice.app.request('/v1/chat/completions', chat(key))).status);
@@ -81,6 +83,7 @@ describe('edge: limits', () => {
     sluice = await startTestSluice({
       overrides: { defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rpm: 5 } } },
     });
+    await clearOfMinuteEdge();
     const warnings = [];
     for (let i = 0; i < 5; i++)
       warnings.push((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1))).headers.get('x-sluice-warning'));
