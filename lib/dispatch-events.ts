@@ -4,7 +4,7 @@
  */
 import type { Envelope } from './envelope.js';
 
-/** What the dispatcher did with one delivery; telemetry and the lab listen to these. */
+/** What the dispatcher did with one delivery. */
 export type DispatchEvent =
   /**
    * A delivery reached the dispatcher. `first`: the broker's first delivery of the message as far as

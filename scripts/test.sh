@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm install
 npx tsc --noEmit
 # One format (prettier, .prettierrc.json): `npm run format` writes it.
-npx prettier --check . >/dev/null || { npx prettier --list-different .; echo "not formatted: npm run format" >&2; exit 1; }
+npm run -s format:check
 npx vitest run "$@"
 # Only on a full run: a filtered run (`npm test -- path`) is about those tests.
 if [ "$#" -eq 0 ]; then npm run rehearse; fi

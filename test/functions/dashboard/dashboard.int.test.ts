@@ -17,6 +17,7 @@ import { defaultLimits, defaultTiers } from '../../../lib/policy/defaults.js';
 import { hashApiKey } from '../../../lib/policy/resolve.js';
 import { parsePolicy } from '../../../lib/policy/schema.js';
 import { silentLogger } from '../../../lib/telemetry/log.js';
+import { clearOfMinuteEdge } from '../../support/local-sluice.js';
 
 const ADMIN_KEY = 'sk-test-admin-dashboard';
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url);
@@ -140,7 +141,7 @@ describe('dashboard in a real browser', () => {
     timers.push(setInterval(() => fire(accounts['acme-chat'].key, false), 500));
     await sleep(3_000);
     // Limits are per clock-aligned minute: keep both bursts inside one.
-    if (Date.now() % 60_000 > 54_000) await sleep(60_100 - (Date.now() % 60_000));
+    await clearOfMinuteEdge(6_000);
     // acme's realtime account runs close to its limit: warnings and an alert.
     for (let i = 0; i < 100; i++) fire(accounts['acme-chat'].key);
     await sleep(1_500);
