@@ -2,7 +2,8 @@
  * The telemetry core: listens to admission decisions (edge) and dispatch events
  * (dispatcher), turns them into metrics for every sink (Prometheus, CloudWatch
  * EMF), raises alerts, and keeps what the dashboard's live view reads: the
- * recent flow in time buckets (flow-window.ts), LiteTopic depths and slots in use;
+ * recent flow in time buckets (flow-window.ts), LiteTopic depths (lite-topic-depths.ts),
+ * GPU calls in flight (calls-in-flight.ts) and near-limit warnings (recent-warnings.ts);
  * the view's rows are built as the deployment's aggregate builds them (live-state.ts).
  *
  * - Labels are bounded: the busiest `topTenants` tenants are named, the rest are
@@ -11,8 +12,8 @@
  * - "Absorbed" = a request that waited in its LiteTopic at least `absorbAfterMs`
  *   (the broker's Suspend granularity: it was held, not passed straight through)
  *   and then completed. It is the burst Sluice turned into a stream instead of 429s.
- * - GPU slots in use are the dispatches started and not yet finished, per tier
- *   and model, set against each tier's reserved share of the model's slots.
+ * - GPU slots in use are the calls in flight, per tier and model, set against each
+ *   tier's reserved share of the model's slots.
  * - Time comes from the injected clock; nothing here reads the environment.
  */
 import type { Clock } from '../clock/clock.js';
@@ -24,21 +25,16 @@ import { own } from '../lookup.js';
 import { liteTopicName } from '../queue/lite-topic-name.js';
 import type { DeadLetter } from '../queue/types.js';
 import { Alerts, type AlertRecord } from './alerts.js';
+import { CallsInFlight } from './calls-in-flight.js';
 import type { CounterName, GaugeSample, HistogramName, Labels, MetricSink } from './catalog.js';
 import { waitStages } from './wait-stages.js';
 import { OTHER, TopNLabels } from './cardinality.js';
 import { FlowWindow } from './flow-window.js';
 import { gpuRows } from './gpu-view.js';
-import {
-  bookingsOf,
-  deepestLiteTopics,
-  flowRows,
-  pausedIds,
-  type LiteTopicRow,
-  type LiveState,
-  type WarningRecord,
-} from './live-state.js';
+import { bookingsOf, deepestLiteTopics, flowRows, pausedIds, type LiteTopicRow, type LiveState } from './live-state.js';
+import { LiteTopicDepths, type LiteTopicDepth } from './lite-topic-depths.js';
 import type { Logger } from './log.js';
+import { RecentWarnings } from './recent-warnings.js';
 
 /** What the edge reports per admission decision (structurally functions/edge/deps.ts AdmissionEvent). */
 export interface AdmissionInfo {
@@ -76,24 +72,6 @@ export interface TelemetryOptions {
   readonly priorityTiers?: readonly string[];
 }
 
-interface TopicInfo {
-  readonly tier: string;
-  readonly tenant: string;
-  readonly model: string;
-  /** Admitted minus finished, counted from events (used when no depth source). */
-  pending: number;
-  lastSeen: number;
-  /** The account last seen sending to it: its pace is the LiteTopic's. */
-  account?: string;
-}
-
-interface InFlight {
-  readonly tier: string;
-  readonly model: string;
-  readonly held: boolean;
-  readonly at: number;
-}
-
 export {
   bookingsOf,
   HISTORY_SERIES,
@@ -125,10 +103,6 @@ export interface Telemetry {
   tenantLabel(tenant: string): string;
 }
 
-const TOPIC_IDLE_MS = 15 * 60_000;
-const MAX_TOPICS = 50_000;
-const MAX_IN_FLIGHT = 100_000;
-
 export function createTelemetry(options: TelemetryOptions): Telemetry {
   const { clock, log } = options;
   const sinks = options.sinks ?? [];
@@ -140,13 +114,13 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   const alerts = new Alerts({ clock, log, sinks, cooldownMs: options.alertCooldownMs });
 
   const tenantLabel = (tenant: string) => (options.tenantLabel ? options.tenantLabel(tenant) : tenants.label(tenant));
-  const topics = new Map<string, TopicInfo>();
-  const inFlight = new Map<string, InFlight>();
+  const topics = new LiteTopicDepths({ clock, depth: options.depth });
+  const inFlight = new CallsInFlight(clock);
   const pace = new Map<string, number>();
   /** Slots of models whose servers' metrics set them (lib/dispatch/flow/saturation.ts), as last reported. */
   const slotsRead = new Map<string, number>();
   const flow = new FlowWindow({ clock, burstWindowMs, historyMs, bucketMs });
-  const warnings: WarningRecord[] = [];
+  const warnings = new RecentWarnings();
   const totals: Record<string, number> = {};
 
   function count(name: CounterName, labels: Labels, value = 1) {
@@ -176,34 +150,11 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       .map(([n]) => n);
   }
 
-  function topic(liteTopic: string, e: { tier: string; tenant: string; model: string }): TopicInfo {
-    let t = topics.get(liteTopic);
-    if (!t) {
-      if (topics.size >= MAX_TOPICS) pruneTopics(true);
-      t = { tier: e.tier, tenant: e.tenant, model: e.model, pending: 0, lastSeen: clock.now() };
-      topics.set(liteTopic, t);
-    }
-    t.lastSeen = clock.now();
-    return t;
-  }
-
-  function depthOf(liteTopic: string, t: TopicInfo): number {
-    return options.depth ? options.depth(liteTopic) : t.pending;
-  }
-
-  function pruneTopics(force = false) {
-    const now = clock.now();
-    for (const [name, t] of topics) {
-      if ((force || now - t.lastSeen > TOPIC_IDLE_MS) && depthOf(name, t) === 0) topics.delete(name);
-    }
-  }
-
-  function checkExpectedWait(policy: Policy, liteTopic: string, t: TopicInfo, accountId?: string) {
+  function checkExpectedWait(policy: Policy, t: LiteTopicDepth) {
     const tier = own(policy.tiers, t.tier);
-    const account = accountId ? own(policy.accounts, accountId) : undefined;
-    if (!tier || !account) return;
-    const depth = depthOf(liteTopic, t);
-    if (depth === 0) return;
+    const account = t.account ? own(policy.accounts, t.account) : undefined;
+    const { liteTopic, depth } = t;
+    if (!tier || !account || depth === 0) return;
     const rate = resolveLimits(policy, account, t.model).accountModel.rate;
     const expectedWaitMs = Math.round((depth / rate) * 1000);
     if (expectedWaitMs > tier.maxQueueWaitMs) {
@@ -244,11 +195,6 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     );
   }
 
-  function finished(envelope: Envelope) {
-    const t = topic(envelope.liteTopic, envelope);
-    t.pending = Math.max(0, t.pending - 1);
-  }
-
   function onAdmission(e: AdmissionInfo) {
     const labels = labelsOf(e);
     const policy = options.policy();
@@ -256,28 +202,13 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       count('admitted', labels);
       flow.offered(e, 'admitted');
       flow.outcome(e.tier, 'admitted');
-      const lt = liteTopicName(e);
-      const t = topic(lt, e);
-      t.pending++;
-      t.account = e.account;
+      const t = topics.admitted(liteTopicName(e), e, e.account);
       if (e.degraded) count('degraded', labels);
       if (e.warning) {
         count('warned', labels);
         flow.offered(e, 'warned');
-        // One line per account and model: the latest warning, with how many came.
-        const i = warnings.findIndex((w) => w.account === e.account && w.model === e.model);
-        const folded = i >= 0 ? warnings[i]!.count + 1 : 1;
-        if (i >= 0) warnings.splice(i, 1);
-        warnings.unshift({
-          at: clock.now(),
-          tier: e.tier,
-          tenant: e.tenant,
-          account: e.account,
-          model: e.model,
-          message: e.warning,
-          count: folded,
-        });
-        if (warnings.length > 50) warnings.length = 50;
+        const { tier, tenant, account, model } = e;
+        warnings.add({ at: clock.now(), tier, tenant, account, model, message: e.warning });
         if (priorityTiers(policy).includes(e.tier)) {
           alerts.raise(
             'realtime-near-limit',
@@ -287,7 +218,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
           );
         }
       }
-      checkExpectedWait(policy, lt, t, e.account);
+      checkExpectedWait(policy, t);
     } else {
       const reason = e.reason ?? 'unknown';
       count('refused', { ...labels, reason });
@@ -332,7 +263,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     // Deliveries and slot waits only feed the wait split; what follows counts outcomes.
     if (event.type === 'delivered' || event.type === 'awaiting-slot') return;
     const labels = labelsOf(envelope);
-    topic(envelope.liteTopic, envelope).account = envelope.account;
+    topics.seen(envelope.liteTopic, envelope, envelope.account);
     switch (event.type) {
       case 'suspended':
         count('suspended', { ...labels, cause: event.cause });
@@ -340,18 +271,15 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       case 'started':
         count('dispatched', labels);
         observe('queue_wait', labels, event.queueWaitMs);
-        if (inFlight.size >= MAX_IN_FLIGHT) pruneInFlight();
-        inFlight.set(envelope.id, {
+        inFlight.started(envelope.id, {
           tier: envelope.tier,
           model: envelope.model,
           held: event.queueWaitMs >= absorbAfterMs,
-          at: clock.now(),
         });
         checkObservedWait(envelope, event.queueWaitMs);
         break;
       case 'completed': {
-        const started = inFlight.get(envelope.id);
-        inFlight.delete(envelope.id);
+        const started = inFlight.ended(envelope.id);
         count('completed', labels);
         observe('end_to_end', labels, event.totalMs);
         flow.outcome(envelope.tier, 'completed');
@@ -359,18 +287,18 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
           count('absorbed', labels);
           flow.outcome(envelope.tier, 'absorbed');
         }
-        finished(envelope);
+        topics.finished(envelope.liteTopic, envelope);
         break;
       }
       case 'retrying':
-        inFlight.delete(envelope.id);
+        inFlight.ended(envelope.id);
         count('retried', labels);
         break;
       case 'failed':
-        inFlight.delete(envelope.id);
+        inFlight.ended(envelope.id);
         flow.outcome(envelope.tier, 'failed');
         deadLettered(envelope, 'failed', event.reason);
-        finished(envelope);
+        topics.finished(envelope.liteTopic, envelope);
         break;
       case 'expired': {
         count('expired', labels);
@@ -378,16 +306,10 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         const waited = clock.now() - envelope.enqueuedAt;
         deadLettered(envelope, 'expired', `expired after ${waited} ms in queue`);
         checkObservedWait(envelope, waited);
-        finished(envelope);
+        topics.finished(envelope.liteTopic, envelope);
         break;
       }
     }
-  }
-
-  function pruneInFlight() {
-    const cutoff = clock.now() - 10 * 60_000;
-    for (const [id, f] of inFlight) if (f.at < cutoff) inFlight.delete(id);
-    if (inFlight.size >= MAX_IN_FLIGHT) inFlight.clear();
   }
 
   function onQueueDeadLetter(d: DeadLetter) {
@@ -404,7 +326,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       typeof envelope.model === 'string'
     ) {
       deadLettered({ ...envelope, liteTopic: d.message.liteTopic }, 'queue', d.reason);
-      finished({ ...envelope, liteTopic: d.message.liteTopic });
+      topics.finished(d.message.liteTopic, envelope);
     } else {
       count('dead_lettered', { tier: 'unknown', tenant: OTHER, model: 'unknown', kind: 'queue' });
       alerts.raise(
@@ -437,29 +359,18 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     );
   }
 
-  function slotsInUse(): Map<string, Map<string, number>> {
-    const byModel = new Map<string, Map<string, number>>();
-    for (const f of inFlight.values()) {
-      const m = byModel.get(f.model) ?? new Map<string, number>();
-      m.set(f.tier, (m.get(f.tier) ?? 0) + 1);
-      byModel.set(f.model, m);
-    }
-    return byModel;
-  }
-
   function gpuView(policy: Policy) {
-    return gpuRows(policy, slotsInUse(), pace, slotsRead);
+    return gpuRows(policy, inFlight.slotsInUse(), pace, slotsRead);
   }
 
   function gauges(): GaugeSample[] {
-    pruneTopics();
     const out: GaugeSample[] = [];
     const depth = new Map<string, { labels: Labels; value: number }>();
-    for (const [name, t] of topics) {
+    for (const t of topics.depths()) {
       const labels = { tier: t.tier, tenant: tenantLabel(t.tenant), model: t.model };
       const key = `${labels.tier}\u0000${labels.tenant}\u0000${labels.model}`;
       const d = depth.get(key) ?? { labels, value: 0 };
-      d.value += depthOf(name, t);
+      d.value += t.depth;
       depth.set(key, d);
     }
     for (const d of depth.values()) out.push({ name: 'reservoir_depth', labels: d.labels, value: d.value });
@@ -477,24 +388,23 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   function live(limit = 10): LiveState {
     const now = clock.now();
     const policy = options.policy();
-    pruneTopics();
     const queuedByTenant = new Map<string, number>();
     const liteTopics: LiteTopicRow[] = [];
-    for (const [name, t] of topics) {
-      const depth = depthOf(name, t);
+    for (const t of topics.depths()) {
+      const { liteTopic, tier, tenant, model, depth } = t;
       if (depth === 0) continue;
-      queuedByTenant.set(t.tenant, (queuedByTenant.get(t.tenant) ?? 0) + depth);
+      queuedByTenant.set(tenant, (queuedByTenant.get(tenant) ?? 0) + depth);
       liteTopics.push({
-        liteTopic: name,
-        tier: t.tier,
-        tenant: t.tenant,
-        model: t.model,
+        liteTopic,
+        tier,
+        tenant,
+        model,
         depth,
-        maxQueueWaitMs: own(policy.tiers, t.tier)?.maxQueueWaitMs,
+        maxQueueWaitMs: own(policy.tiers, tier)?.maxQueueWaitMs,
       });
       // Expected waits are checked on each read too, so a LiteTopic that stopped
       // receiving (but still holds a backlog) keeps being watched.
-      if (t.account) checkExpectedWait(policy, name, t, t.account);
+      checkExpectedWait(policy, t);
     }
     const rows = flowRows({ policy, windowMs: burstWindowMs, ...flow.offeredLately(), queuedByTenant, limit });
     return {
@@ -508,7 +418,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       totals: { ...totals },
       paused: pausedIds(policy),
       bookings: bookingsOf(policy, now),
-      warnings: warnings.slice(0, 20),
+      warnings: warnings.latest(20),
       alerts: alerts.recent().slice(0, 20),
       activeAlerts: alerts.active(),
     };
