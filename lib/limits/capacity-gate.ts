@@ -37,11 +37,10 @@ export interface GateSpec {
  * How long a refused tier below its reservation stays reclaiming after its last
  * refusal. A refused request comes back after the gate's retryAfterMs (at most
  * 100 ms) at the earliest, but a broker resumes a suspended message later than
- * asked (RocketMQ 5.5: paced messages started up to ~1.4 s after their booked
- * time, scripts/rocketmq/README.md); a mark that lapsed before the retry would
- * reopen the race it exists to close. Longer costs borrowers: once the reclaiming
- * tier's demand is gone (served below its reservation, or its requests expired),
- * its lendable slots stay idle this long.
+ * asked (RocketMQ 5.5's Suspend, scripts/rocketmq/README.md); a mark that
+ * lapsed before the retry would reopen the race it exists to close. Longer
+ * costs borrowers: once the reclaiming tier's demand is gone (served below its
+ * reservation, or its requests expired), its lendable slots stay idle this long.
  */
 export const DEFAULT_RECLAIM_MS = 2_000;
 

@@ -7,7 +7,7 @@
  * start-up and then every 30 s, and a failed sync is logged and dropped until the next
  * tick. So after a broker restart, receives worked again but nothing was delivered
  * until that tick: in the chaos bench's broker-restart, the requests redriven from the
- * spillover waited 26–40 s in the broker, and some expired.
+ * spillover waited in the broker for the next periodic sync, and some expired.
  *
  * Here the subscription is synced once more as soon as the consumer is kept (its
  * start-up sync may have failed unseen), a failed sync is tried again soon (`retryMs`,
