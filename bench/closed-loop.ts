@@ -179,7 +179,9 @@ async function measure(engine: Engine, name: CaseName, mq: RocketMQ | undefined)
     port: 0,
     gpu: GPU,
     policy: policy(c.tenants),
-    drainMs: 2_000,
+    // Long enough for the consumers' own close (their long polls end) to finish inside close():
+    // a shorter drain returns with the clients still closing, and they log errors once the broker stops.
+    drainMs: 10_000,
     ...(rocketmq ? { rocketmq } : {}),
   });
   const clients = c.tenants * c.clientsPerTenant;
