@@ -1,9 +1,10 @@
 /**
  * The lab's chart, as a self-contained SVG (no dependencies): the strongest baseline
- * (hard limiter + priority engine queue, baselines.ts) on the left, Sluice on the right, the same scales on both sides. One row per tier with
- * admitted, completed and refused requests per second over time; a row with the
- * queued requests per tier (waiting to start on the GPU) and GPU utilization; and
- * queue-wait percentiles per tier.
+ * (hard limiter + priority engine queue, baselines.ts) on the left, Sluice on the
+ * right, the same scales on both sides. One row per tier with admitted, completed
+ * and refused requests per second over time; a row with the queued requests per
+ * tier (waiting to start on the GPU) and GPU utilization; and queue-wait
+ * percentiles per tier.
  */
 import type { Comparison, SystemReport } from './compare.js';
 

@@ -79,7 +79,7 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
         settleDeadLetter,
         rocketmqProbe: probe,
       });
-      // More dispatchers: each its own parts (Redis connections, RocketMQ consumer client), as separate processes would have.
+      // More dispatchers: each with its own parts (Redis connections, RocketMQ consumer client), as processes have.
       const more: Awaited<ReturnType<typeof createParts>>[] = [];
       for (let i = 1; i < (world.dispatchers ?? 1); i++) {
         more.push(

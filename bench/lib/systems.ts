@@ -435,7 +435,7 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
         accepted = id;
         return { status: 202 };
       }
-      // Read at the client, as the baselines' streams are (stream-answer.ts): the edge's relay is part of what users feel.
+      // Read at the client, as the baselines' streams are (stream-answer.ts): users feel the edge's relay too.
       if (e.stream && isOk(res.status) && isEventStream(res)) {
         const streamed = await readStreamAnswer(res, rec, clock, signal);
         byId.delete(id);

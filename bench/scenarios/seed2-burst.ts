@@ -274,7 +274,7 @@ export const seed2Burst: Scenario = {
       bookedGpuRefused: k.gpuRefused,
       bookedBatchDoneAtMs: k.batchDoneAtMs,
       bookedDeliveriesPerCompleted: k.deliveriesPerCompleted,
-      // Utilization only while some request was paced and still had no slot: the "whenever eligible work waits".
+      // Utilization only while a paced request had no slot yet: the "whenever eligible work waits".
       sluiceGpuBusyWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.utilization ?? null,
       sluiceSlotWaitedMs: c.runs.sluice.gpuWhileSlotWaited?.waitedMs ?? 0,
       bookedGpuBusyWhileSlotWaited: bookedRun.gpuWhileSlotWaited?.utilization ?? null,

@@ -146,7 +146,7 @@ export class EdgeStack extends Stack {
         SLUICE_ADMIN_SECRET_ID: adminSecretName,
         SLUICE_SPILLOVER_QUEUE_URL: props.spillover.queueUrl,
         SLUICE_ROCKETMQ_TOPIC: ROCKETMQ.parentTopic,
-        // Bytes well inside CloudFront's origin read timeout while a request waits; the status URL before Lambda's timeout.
+        // Bytes well inside CloudFront's origin read timeout while a request waits; the status URL before Lambda's.
         SLUICE_KEEPALIVE_MS: String(Math.floor((props.originReadTimeoutSeconds * 1000) / 4)),
         SLUICE_MAX_SYNC_WAIT_MS: String(edgeMaxSyncWaitMs(props.timeoutSeconds)),
         ...(props.brokerEndpoint

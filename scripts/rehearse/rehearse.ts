@@ -381,7 +381,7 @@ export async function rehearse(options: RehearseOptions): Promise<RehearseReport
     );
     log(`secret ${upstashSecretName} created as infra/README.md says (url, token)`);
 
-    // --- the dispatcher: built as its Dockerfile builds it, started with the task definition's environment and secrets.
+    // --- the dispatcher: built as its Dockerfile builds it, run with the task definition's environment and secrets.
     const asset = dockerAsset(out, dispatchersStack.stack);
     // The build context is the asset directory `cdk deploy` hands to `docker build`: the synthesized app's own sources.
     const image = buildImage({

@@ -2,8 +2,9 @@
  * Stand-in for the public NLB's TLS listener of `brokerPublicTls`: TLS 1.3 only, ALPN h2
  * preferred, terminating here and forwarding the bytes to the proxy's gRPC port, as the NLB
  * forwards to its target group: over TLS again when the target group's protocol is TLS (the
- * proxies refuse plaintext), without checking the proxy's certificate, as the NLB does not. The certificate (self-signed, made with openssl for
- * `localhost`) stands in for the ACM certificate; the edge trusts it through NODE_EXTRA_CA_CERTS.
+ * proxies refuse plaintext), without checking the proxy's certificate, as the NLB does not.
+ * The certificate (self-signed, made with openssl for `localhost`) stands in for the ACM
+ * certificate; the edge trusts it through NODE_EXTRA_CA_CERTS.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

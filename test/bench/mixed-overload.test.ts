@@ -56,7 +56,7 @@ describe('mixed-overload (small: 8 GPU slots, three overlapping bursts, one tena
     'full size, seed 1: under overload success is ordered realtime >= batch >= offline',
     { timeout: 180_000 },
     async () => {
-      // Here batch once expired at its 5 min while offline, allowed an hour, kept its reserved slots and ended at 100 %.
+      // Batch once expired here at its 5 min while offline, allowed 1 h, kept its reserved slots and ended at 100 %.
       const out = await mixedOverload.run({ seed: 1, size: 'full', flags: {}, log: () => {} });
       const h = out.headline as Record<string, number>;
       console.log(`mixed-overload full: ${JSON.stringify(h)}`);

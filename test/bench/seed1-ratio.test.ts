@@ -10,7 +10,7 @@ function expectSeedFigures(out: ScenarioOutput) {
   const c = out.comparison!;
   // Today's baseline (shallow GPU queue) does refuse: the bursts outrun the GPU.
   expect(h.shallowRefused as number).toBeGreaterThan(100);
-  // The first seed's claim, against that baseline: a rate-limited ratio at least 10x lower (null: Sluice refused nothing).
+  // The first seed's claim against that baseline: a rate-limited ratio at least 10x lower (null: Sluice refused none).
   if (h.sluiceRefused === 0) expect(h.refusalReductionVsShallow).toBeNull();
   else expect(h.refusalReductionVsShallow as number).toBeGreaterThanOrEqual(10);
   expect(h.sluiceRefusedRatio as number).toBeLessThanOrEqual((h.shallowRefusedRatio as number) / 10);

@@ -138,7 +138,7 @@ describe('capacity gate', () => {
         { asker: 'd0', deadline: 6_000 },
         refused.claims,
       );
-      // Refused below its reservation, the tier is marked reclaiming as well: nobody borrows the slot the claimant waits for.
+      // Refused below its reservation, the tier is marked reclaiming too: nobody borrows the slot the claimant awaits.
       expect(later).toEqual({ granted: false, marks: { realtime: 2_100 }, claims: refused.claims });
       // Two free: the later one takes one and leaves the claimant the other.
       expect(

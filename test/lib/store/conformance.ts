@@ -520,7 +520,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         // d1's waiter (due in 3 s) is refused: it claims the tier.
         expect((await take('x0', 'd1', 3_000)).granted).toBe(false);
         await store.releaseSlot(gate.key, 'r0');
-        // d0 asks first for a waiter due later, and may not take the slot d1's waiter could have; nor may an ask without a deadline.
+        // d0 asks first, for a waiter due later: it may not take d1's waiter's slot, nor may an ask without a deadline.
         expect((await take('x1', 'd0', 4_000)).granted).toBe(false);
         expect((await take('x2')).granted).toBe(false);
         // An earlier waiter still goes first.
