@@ -26,6 +26,12 @@ import { own } from '../lookup.js';
 export interface TierShare {
   readonly reserved: number;
   readonly lendable: number;
+  /**
+   * Idle reserved slots the tier does not lend even within `lendable` (its headroom), counted
+   * against what it holds when the gate decides: an asker's view of the counts is its last
+   * answer, and another dispatcher may have taken a slot of the tier since.
+   */
+  readonly keep?: number;
 }
 
 export interface GateSpec {
@@ -95,7 +101,7 @@ export function mayTakeSlot(
     reservedSum += share.reserved;
     borrowed += Math.max(0, used - share.reserved);
     if (name !== tier && !reclaiming.has(name))
-      lendOffer += Math.min(Math.max(0, share.reserved - used), share.lendable);
+      lendOffer += Math.min(Math.max(0, share.reserved - used - (share.keep ?? 0)), share.lendable);
   }
   for (const [name, used] of Object.entries(inUse)) {
     total += used;

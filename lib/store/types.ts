@@ -7,6 +7,7 @@
  */
 
 import type { AggregateOps } from './aggregate.js';
+import type { TierShare } from '../limits/capacity-gate.js';
 
 export type Unit = 'requests' | 'tokens';
 
@@ -93,8 +94,8 @@ export interface SlotRequest {
   readonly tier: string;
   /** Total slots of the model. */
   readonly capacity: number;
-  /** Per tier: reserved slots and how many of them it may lend when idle. */
-  readonly tiers: Readonly<Record<string, { readonly reserved: number; readonly lendable: number }>>;
+  /** Per tier: reserved slots, how many of them it may lend when idle, and how many idle ones it keeps back. */
+  readonly tiers: Readonly<Record<string, TierShare>>;
   readonly leaseId: string;
   /** A lease not released by then is reclaimed, so a crashed dispatcher frees its slots. */
   readonly leaseMs: number;

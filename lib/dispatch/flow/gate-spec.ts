@@ -15,7 +15,7 @@
  * slots with long calls the headroom is what keeps realtime's wait short; on many,
  * releases are always near and the headroom would only idle a slot.
  */
-import { gateFromShares, type GateSpec } from '../../limits/capacity-gate.js';
+import { gateFromShares, type GateSpec, type TierShare } from '../../limits/capacity-gate.js';
 import type { Policy } from '../../policy/schema.js';
 import type { TierWeight } from './tier-order.js';
 
@@ -66,26 +66,24 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
 /**
  * What a call of `tier`, expected to hold its slot `callMs` (undefined: not known
  * yet), may borrow: everything, except the headroom of active lenders it would
- * hold too long.
+ * hold too long. The headroom goes to the gate as `keep`, so it is counted against
+ * what the lender holds when the gate decides, not as this dispatcher last saw it.
  */
 export function borrowSpec(
   gate: ModelGate,
   tier: string,
   callMs: number | undefined,
   active: (tier: string) => boolean,
-  inUse: Readonly<Record<string, number>>,
   /** Expected time until `RELEASES_NEAR` calls in flight have ended (Infinity: fewer in flight, or not known). */
   releasesWithinMs = Infinity,
 ): GateSpec {
   if (callMs === undefined) return gate.open;
   let changed = false;
-  const tiers: Record<string, { reserved: number; lendable: number }> = {};
+  const tiers: Record<string, TierShare> = {};
   for (const [name, share] of Object.entries(gate.open.tiers)) {
     const shortMs = gate.shortCallMs.get(name) ?? Infinity;
     const keep = name !== tier && active(name) && callMs > shortMs && releasesWithinMs > shortMs;
-    // The gate lends min(idle reserved, lendable): this leaves HEADROOM of the idle ones (as last seen) unlent.
-    const used = Object.hasOwn(inUse, name) ? inUse[name]! : 0;
-    tiers[name] = keep ? { reserved: share.reserved, lendable: Math.max(0, share.reserved - used - HEADROOM) } : share;
+    tiers[name] = keep ? { ...share, keep: HEADROOM } : share;
     changed ||= keep;
   }
   return changed ? { capacity: gate.open.capacity, tiers } : gate.open;

@@ -369,7 +369,6 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         tier,
         speed.estimateMs(m.model, w.estimate),
         active,
-        m.inUse,
         nthEnd(m.calls.values(), ownReleasesNear(m)) - now,
       );
       const spec = yields ? asBorrower(lendable, tier) : lendable;

@@ -38,7 +38,7 @@ export const SLOT_RETRY_CAP_MS = 100;
  * KEYS: lease expiries (zset), lease tiers (hash), reclaim marks (hash), claims (hash).
  * ARGV: now ('' = Redis TIME), tier, capacity, lease id, lease ms, gc slack, retry cap,
  *       reclaim ms, more waiting (1/0), asker ('' = none), deadline ('' = none), tier count,
- *       then per tier: name, reserved, lendable.
+ *       then per tier: name, reserved, lendable, keep.
  * Reply: granted, retryAfterMs, then tier/count pairs in use (after a grant, including it).
  */
 export const ACQUIRE_SLOT = defineScript(
@@ -59,8 +59,9 @@ local askDeadline = tonumber(ARGV[11])
 local spec = {}
 local names = {}
 for i = 1, tonumber(ARGV[12]) do
-  local name = ARGV[10 + i * 3]
-  spec[name] = {reserved = tonumber(ARGV[11 + i * 3]), lendable = tonumber(ARGV[12 + i * 3])}
+  local at = 8 + i * 4
+  local name = ARGV[at + 1]
+  spec[name] = {reserved = tonumber(ARGV[at + 2]), lendable = tonumber(ARGV[at + 3]), keep = tonumber(ARGV[at + 4])}
   names[#names + 1] = name
 end
 
@@ -111,7 +112,9 @@ local function may_take(extra)
     if name == tier then used = used + extra end
     reservedSum = reservedSum + share.reserved
     borrowed = borrowed + math.max(0, used - share.reserved)
-    if name ~= tier and marks[name] == nil then lendOffer = lendOffer + math.min(math.max(0, share.reserved - used), share.lendable) end
+    if name ~= tier and marks[name] == nil then
+      lendOffer = lendOffer + math.min(math.max(0, share.reserved - used - share.keep), share.lendable)
+    end
   end
   for _, name in ipairs(tiersInUse) do
     total = total + inUse[name]
@@ -200,7 +203,8 @@ export async function acquireSlotScript(
     ask ? String(ask.deadline) : '',
     String(tiers.length),
   ];
-  for (const [name, share] of tiers) args.push(name, String(share.reserved), String(share.lendable));
+  for (const [name, share] of tiers)
+    args.push(name, String(share.reserved), String(share.lendable), String(share.keep ?? 0));
   const keys = [request.key, slotTiersKey(request.key), slotReclaimKey(request.key), slotClaimsKey(request.key)];
   const reply = replyArray(await safeEval(client, ACQUIRE_SLOT, keys, args), ACQUIRE_SLOT);
   const inUse: Record<string, number> = {};

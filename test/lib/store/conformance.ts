@@ -367,6 +367,29 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect((await take('offline', 'o3')).granted).toBe(false);
       });
 
+      it("keeps a lender's headroom against what it holds now, not what the asker last saw", async () => {
+        const store = await open(new VirtualClock(0));
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 8,
+          tiers: { realtime: { reserved: 4, lendable: 4 }, batch: { reserved: 4, lendable: 4 } },
+          leaseMs: 60_000,
+        };
+        const keeping = { ...gate, tiers: { ...gate.tiers, realtime: { reserved: 4, lendable: 4, keep: 1 } } };
+        const take = (spec: typeof gate, tier: string, id: string) => store.acquireSlot({ ...spec, tier, leaseId: id });
+        for (let i = 0; i < 4; i++) expect((await take(keeping, 'batch', `b${i}`)).granted).toBe(true);
+        // Realtime holds none: it lends 3 of its 4 idle slots and keeps one.
+        for (let i = 4; i < 7; i++) expect((await take(keeping, 'batch', `b${i}`)).granted).toBe(true);
+        expect(await take(keeping, 'batch', 'b7')).toEqual({ granted: false, inUse: { batch: 7 }, retryAfterMs: 100 });
+        // Realtime takes its headroom (another dispatcher, say) and a borrowed call ends: the asker's last view
+        // (batch 7, realtime 0) would lend that slot; realtime, holding one now, keeps it as its new headroom.
+        expect((await take(gate, 'realtime', 'r0')).granted).toBe(true);
+        await store.releaseSlot(gate.key, 'b6');
+        expect((await take(keeping, 'batch', 'b8')).granted).toBe(false);
+        // Without a keep, everything idle is lent.
+        expect(await take(gate, 'batch', 'b9')).toEqual({ granted: true, inUse: { batch: 7, realtime: 1 } });
+      });
+
       it('tiers named like Object.prototype members are tiers like any other', async () => {
         // The policy refuses these names, but the store takes a tier from whoever asks (a message's envelope):
         // it must not read Object.prototype for one, as a plain index would (the embedded store did).

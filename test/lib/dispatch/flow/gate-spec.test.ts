@@ -17,19 +17,19 @@ describe('borrowSpec: lend everything, but never trap an active lender behind lo
   it('lends every idle slot while the speed is unknown, to short calls, and while the lenders are quiet', () => {
     expect(
       fill(
-        borrowSpec(gate, 'batch', undefined, () => true, { realtime: 1 }),
+        borrowSpec(gate, 'batch', undefined, () => true),
         { realtime: 1 },
       ),
     ).toEqual({ realtime: 1, batch: 7 });
     expect(
       fill(
-        borrowSpec(gate, 'batch', 500, () => true, { realtime: 1 }),
+        borrowSpec(gate, 'batch', 500, () => true),
         { realtime: 1 },
       ),
     ).toEqual({ realtime: 1, batch: 7 });
     expect(
       fill(
-        borrowSpec(gate, 'batch', 5_000, () => false, { realtime: 1 }),
+        borrowSpec(gate, 'batch', 5_000, () => false),
         { realtime: 1 },
       ),
     ).toEqual({ realtime: 1, batch: 7 });
@@ -37,20 +37,20 @@ describe('borrowSpec: lend everything, but never trap an active lender behind lo
 
   it('keeps one idle slot of each active lender from a long call', () => {
     const active = (tier: string) => tier === 'realtime';
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }), { realtime: 1 })).toEqual({
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active), { realtime: 1 })).toEqual({
       realtime: 1,
       batch: 6,
     });
     // Offline may wait an hour: a 5 s call is short for it, its idle slot is lent. A 10 min one is not.
     expect(
       fill(
-        borrowSpec(gate, 'batch', 5_000, () => true, {}),
+        borrowSpec(gate, 'batch', 5_000, () => true),
         {},
       ),
     ).toEqual({ batch: 7 });
     expect(
       fill(
-        borrowSpec(gate, 'batch', 600_000, () => true, {}),
+        borrowSpec(gate, 'batch', 600_000, () => true),
         {},
       ),
     ).toEqual({ batch: 6 });
@@ -61,19 +61,19 @@ describe('borrowSpec: the headroom is lent too while releases are near anyway', 
   const active = (tier: string) => tier === 'realtime';
   it("lends the last idle slot when RELEASES_NEAR calls in flight end within the lender's short-call time, not when they do not", () => {
     // realtime: maximum wait 10 s, so 1 s is its short-call time.
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 900), { realtime: 1 })).toEqual({
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, 900), { realtime: 1 })).toEqual({
       realtime: 1,
       batch: 7,
     });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_000), { realtime: 1 })).toEqual({
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, 1_000), { realtime: 1 })).toEqual({
       realtime: 1,
       batch: 7,
     });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, 1_001), { realtime: 1 })).toEqual({
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, 1_001), { realtime: 1 })).toEqual({
       realtime: 1,
       batch: 6,
     });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, { realtime: 1 }, Infinity), { realtime: 1 })).toEqual({
+    expect(fill(borrowSpec(gate, 'batch', 5_000, active, Infinity), { realtime: 1 })).toEqual({
       realtime: 1,
       batch: 6,
     });
@@ -93,21 +93,21 @@ describe('asBorrower: a yielding tier takes nothing on the strength of its own r
   it('takes its idle reserved slot as a borrower only where the others may lend', () => {
     // batch holds its 2 and the unreserved one; realtime (reserves 4) is active and 6 s calls are long for it.
     const used = { realtime: 1, batch: 3 };
-    const headroom = borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', used);
+    const headroom = borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime');
     expect(mayTakeSlot(headroom, used, 'offline')).toBe(true);
     // batch has borrowed all realtime lends (2 of its 3 idle slots, one kept back) and offline's idle one: the
     // free slot is realtime's headroom, and offline, yielding, may not take it on the strength of its reservation.
     const fuller = { realtime: 1, batch: 6 };
     expect(
       mayTakeSlot(
-        borrowSpec(gate, 'batch', 6_000, (t) => t === 'realtime', fuller),
+        borrowSpec(gate, 'batch', 6_000, (t) => t === 'realtime'),
         fuller,
         'batch',
       ),
     ).toBe(false);
     expect(
       mayTakeSlot(
-        borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', fuller),
+        borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime'),
         fuller,
         'offline',
       ),
@@ -115,7 +115,7 @@ describe('asBorrower: a yielding tier takes nothing on the strength of its own r
     expect(
       mayTakeSlot(
         asBorrower(
-          borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime', fuller),
+          borrowSpec(gate, 'offline', 6_000, (t) => t === 'realtime'),
           'offline',
         ),
         fuller,
