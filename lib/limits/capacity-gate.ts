@@ -32,11 +32,19 @@ export interface TierShare {
    * answer, and another dispatcher may have taken a slot of the tier since.
    */
   readonly keep?: number;
+  /**
+   * The keep is lent too while the gate's `releasesNear` calls are expected to end within
+   * this long: the lender's next request would have one of their slots soon anyway. Counted
+   * over every dispatcher's calls, which no one dispatcher sees.
+   */
+  readonly keepUnlessEndsWithinMs?: number;
 }
 
 export interface GateSpec {
   readonly capacity: number;
   readonly tiers: Readonly<Record<string, TierShare>>;
+  /** Calls in flight that must be expected to end soon for a tier's keep to be lent (keepUnlessEndsWithinMs). */
+  readonly releasesNear?: number;
 }
 
 /**
@@ -86,11 +94,22 @@ export function slotsInUse(inUse: Readonly<Record<string, number>>): number {
 
 const NONE: ReadonlySet<string> = new Set();
 
+/** How many slots of a tier it does not lend now: its keep, unless enough calls in flight end soon. */
+function keptBack(spec: GateSpec, share: TierShare, endsInMs: readonly number[]): number {
+  const keep = share.keep ?? 0;
+  if (keep <= 0 || share.keepUnlessEndsWithinMs === undefined || spec.releasesNear === undefined) return keep;
+  let near = 0;
+  for (const ms of endsInMs) if (ms <= share.keepUnlessEndsWithinMs) near++;
+  return near >= spec.releasesNear ? 0 : keep;
+}
+
 export function mayTakeSlot(
   spec: GateSpec,
   inUse: Readonly<Record<string, number>>,
   tier: string,
   reclaiming: ReadonlySet<string> = NONE,
+  /** When each call in flight is expected to end, in ms from now (overdue ones below zero). */
+  endsInMs: readonly number[] = [],
 ): boolean {
   let total = 0;
   let borrowed = 0;
@@ -100,8 +119,10 @@ export function mayTakeSlot(
     const used = own(inUse, name) ?? 0;
     reservedSum += share.reserved;
     borrowed += Math.max(0, used - share.reserved);
-    if (name !== tier && !reclaiming.has(name))
-      lendOffer += Math.min(Math.max(0, share.reserved - used - (share.keep ?? 0)), share.lendable);
+    if (name !== tier && !reclaiming.has(name)) {
+      const idle = Math.max(0, share.reserved - used - keptBack(spec, share, endsInMs));
+      lendOffer += Math.min(idle, share.lendable);
+    }
   }
   for (const [name, used] of Object.entries(inUse)) {
     total += used;
@@ -134,6 +155,8 @@ export function takeSlot(
   /** The asker and its waiter's deadline; without it the ask claims nothing and yields to every claim. */
   ask?: SlotAsker,
   claims: SlotClaims = {},
+  /** When each call in flight is expected to end, in ms from now (mayTakeSlot). */
+  endsInMs: readonly number[] = [],
 ): { readonly granted: boolean; readonly marks: Record<string, number>; readonly claims: Record<string, SlotClaim> } {
   const live: Record<string, number> = {};
   for (const [name, until] of Object.entries(marks)) if (until > now) live[name] = until;
@@ -141,12 +164,12 @@ export function takeSlot(
   for (const [name, c] of Object.entries(claims)) if (c.until > now && c.deadline > now) liveClaims[name] = c;
   const reclaiming = new Set(Object.keys(live));
   const held = own(inUse, tier) ?? 0;
-  let granted = mayTakeSlot(spec, inUse, tier, reclaiming);
+  let granted = mayTakeSlot(spec, inUse, tier, reclaiming, endsInMs);
   const claim = own(liveClaims, tier);
   const yields =
     claim !== undefined && (ask === undefined || (claim.asker !== ask.asker && claim.deadline < ask.deadline));
   // An earlier waiter elsewhere: take a slot only if the claimant could still take one after it.
-  if (granted && yields) granted = mayTakeSlot(spec, { ...inUse, [tier]: held + 1 }, tier, reclaiming);
+  if (granted && yields) granted = mayTakeSlot(spec, { ...inUse, [tier]: held + 1 }, tier, reclaiming, endsInMs);
   const reserved = own(spec.tiers, tier)?.reserved ?? 0;
   if (!granted && held < reserved) live[tier] = Math.max(own(live, tier) ?? 0, now + reclaimMs);
   if (granted && (held + 1 >= reserved || !moreWaiting)) delete live[tier];

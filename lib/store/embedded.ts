@@ -23,6 +23,8 @@ import type {
 interface Lease {
   readonly tier: string;
   readonly expiresAt: number;
+  /** When its call is expected to end (Infinity: not known). */
+  readonly endsAt: number;
 }
 
 /** A full reservoir frees a place when a request leaves or its place lapses; worth retrying after this long. */
@@ -161,6 +163,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
         request.moreWaiting ?? true,
         slotAsk(request),
         claims.get(request.key),
+        [...leases.values()].map((l) => l.endsAt - now),
       );
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);
@@ -171,7 +174,11 @@ export function createEmbeddedStore(clock: Clock): RateStore {
         // Slots usually free when a request finishes; the lease expiry is only the worst case.
         return { granted: false, inUse, retryAfterMs: Math.max(1, Math.min(nextExpiry - now, 100)) };
       }
-      leases.set(request.leaseId, { tier: request.tier, expiresAt: now + request.leaseMs });
+      leases.set(request.leaseId, {
+        tier: request.tier,
+        expiresAt: now + request.leaseMs,
+        endsAt: now + (request.expectedMs ?? Infinity),
+      });
       inUse[request.tier] = (inUse[request.tier] ?? 0) + 1;
       return { granted: true, inUse };
     },

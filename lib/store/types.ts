@@ -119,6 +119,10 @@ export interface SlotRequest {
    */
   readonly asker?: string;
   readonly deadline?: number;
+  /** How long the call is expected to hold the slot; unknown, it never counts as ending soon. */
+  readonly expectedMs?: number;
+  /** GateSpec.releasesNear: calls that must end soon for a tier's keep to be lent. */
+  readonly releasesNear?: number;
 }
 
 export type SlotDecision =

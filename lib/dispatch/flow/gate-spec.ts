@@ -66,31 +66,30 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
 /**
  * What a call of `tier`, expected to hold its slot `callMs` (undefined: not known
  * yet), may borrow: everything, except the headroom of active lenders it would
- * hold too long. The headroom goes to the gate as `keep`, so it is counted against
- * what the lender holds when the gate decides, not as this dispatcher last saw it.
+ * hold too long. The gate applies the headroom (`keep`) to the counts as it decides
+ * and lends it too while `RELEASES_NEAR` calls of any dispatcher end within the
+ * lender's short-call time: a dispatcher sees only its own calls and its last answer.
  */
 export function borrowSpec(
   gate: ModelGate,
   tier: string,
   callMs: number | undefined,
   active: (tier: string) => boolean,
-  /** Expected time until `RELEASES_NEAR` calls in flight have ended (Infinity: fewer in flight, or not known). */
-  releasesWithinMs = Infinity,
 ): GateSpec {
   if (callMs === undefined) return gate.open;
   let changed = false;
   const tiers: Record<string, TierShare> = {};
   for (const [name, share] of Object.entries(gate.open.tiers)) {
     const shortMs = gate.shortCallMs.get(name) ?? Infinity;
-    const keep = name !== tier && active(name) && callMs > shortMs && releasesWithinMs > shortMs;
-    tiers[name] = keep ? { ...share, keep: HEADROOM } : share;
+    const keep = name !== tier && active(name) && callMs > shortMs;
+    tiers[name] = keep ? { ...share, keep: HEADROOM, keepUnlessEndsWithinMs: shortMs } : share;
     changed ||= keep;
   }
-  return changed ? { capacity: gate.open.capacity, tiers } : gate.open;
+  return changed ? { capacity: gate.open.capacity, tiers, releasesNear: RELEASES_NEAR } : gate.open;
 }
 
 /** `spec` with `tier`'s reservation set aside: what it may take as a pure borrower (tier-order.ts, yielding). */
 export function asBorrower(spec: GateSpec, tier: string): GateSpec {
   if (!Object.hasOwn(spec.tiers, tier)) return spec;
-  return { capacity: spec.capacity, tiers: { ...spec.tiers, [tier]: { reserved: 0, lendable: 0 } } };
+  return { ...spec, tiers: { ...spec.tiers, [tier]: { reserved: 0, lendable: 0 } } };
 }

@@ -31,7 +31,7 @@ import { slotsInUse } from '../../limits/capacity-gate.js';
 import { slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
-import { asBorrower, borrowSpec, modelGate, RELEASES_NEAR, type ModelGate } from './gate-spec.js';
+import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
 import { createPaceHold } from './pace-hold.js';
 import { waitForRelease } from './release-spread.js';
 import type { SlotSource } from './saturation.js';
@@ -138,18 +138,6 @@ interface ModelFlows {
   /** Per tier: when the next request sent back from a full room should return (sendBackMs). */
   readonly sendBackAt: Map<string, number>;
   cancelKeepalive: (() => void) | undefined;
-}
-
-/** The n-th earliest of `times` (Infinity when there are fewer): n is small, so one pass keeping the n least. */
-export function nthEnd(times: Iterable<number>, n: number): number {
-  const least: number[] = [];
-  for (const t of times) {
-    if (least.length === n && t >= least[n - 1]!) continue;
-    least.push(t);
-    least.sort((a, b) => a - b);
-    if (least.length > n) least.pop();
-  }
-  return least.length === n ? least[n - 1]! : Infinity;
 }
 
 export function createFlowControl(deps: FlowControlDeps): FlowControl {
@@ -364,13 +352,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (!w) continue;
       const now = clock.now();
       const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;
-      const lendable = borrowSpec(
-        gate,
-        tier,
-        speed.estimateMs(m.model, w.estimate),
-        active,
-        nthEnd(m.calls.values(), ownReleasesNear(m)) - now,
-      );
+      const callMs = speed.estimateMs(m.model, w.estimate);
+      const lendable = borrowSpec(gate, tier, callMs, active);
       const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
       const decision = await store.acquireSlot({
@@ -383,6 +366,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         moreWaiting: q.size > 1,
         asker,
         deadline: w.deadline,
+        expectedMs: callMs,
       });
       m.inUse = decision.inUse;
       if (decision.granted) {
@@ -397,18 +381,6 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       }
     }
     return false;
-  }
-
-  /**
-   * How many of this dispatcher's calls must be near their end to stand for `RELEASES_NEAR` of the
-   * model's: it sees only its own calls, and beside other dispatchers those are a share of the
-   * slots in use (the gate's last count). Their ends are taken to fall like the others'.
-   */
-  function ownReleasesNear(m: ModelFlows): number {
-    const used = slotsInUse(m.inUse);
-    const own = m.calls.size;
-    if (own === 0 || used <= own) return RELEASES_NEAR;
-    return Math.max(1, Math.ceil((RELEASES_NEAR * own) / used));
   }
 
   function settle(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, verdict: Verdict): void {

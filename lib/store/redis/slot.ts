@@ -1,10 +1,11 @@
 /**
  * Capacity-gate slot leases: the Lua twin of lib/limits/capacity-gate.ts as the
- * embedded store uses it. Three keys under the gate's hash tag: a sorted set of
+ * embedded store uses it. Five keys under the gate's hash tag: a sorted set of
  * lease ids scored by expiry (so expired leases are found without a scan), a
  * hash of lease id → tier (so a release needs only the id), a hash of
- * tier → reclaiming-until ms (takeSlot's marks), and a hash of tier → its claim
- * (`until|deadline|asker`, takeSlot's claims).
+ * tier → reclaiming-until ms (takeSlot's marks), a hash of tier → its claim
+ * (`until|deadline|asker`, takeSlot's claims), and a sorted set of lease ids
+ * scored by when their calls are expected to end (a tier's keep).
  */
 import { DEFAULT_RECLAIM_MS, slotAsk } from '../../limits/capacity-gate.js';
 import type { SlotDecision, SlotRequest } from '../types.js';
@@ -26,6 +27,11 @@ export function slotClaimsKey(gateKey: string): string {
   return `${gateKey}:claims`;
 }
 
+/** The fifth key of a gate: leases by when their calls are expected to end (a call of unknown length is absent). */
+export function slotEndsKey(gateKey: string): string {
+  return `${gateKey}:ends`;
+}
+
 /** Where a release is announced: same hash tag as the gate. */
 export function slotReleasedChannel(gateKey: string): string {
   return `${gateKey}:released`;
@@ -35,10 +41,11 @@ export function slotReleasedChannel(gateKey: string): string {
 export const SLOT_RETRY_CAP_MS = 100;
 
 /**
- * KEYS: lease expiries (zset), lease tiers (hash), reclaim marks (hash), claims (hash).
+ * KEYS: lease expiries (zset), lease tiers (hash), reclaim marks (hash), claims (hash), expected ends (zset).
  * ARGV: now ('' = Redis TIME), tier, capacity, lease id, lease ms, gc slack, retry cap,
- *       reclaim ms, more waiting (1/0), asker ('' = none), deadline ('' = none), tier count,
- *       then per tier: name, reserved, lendable, keep.
+ *       reclaim ms, more waiting (1/0), asker ('' = none), deadline ('' = none),
+ *       expected ms ('' = not known), releases near ('' = none), tier count,
+ *       then per tier: name, reserved, lendable, keep, keep-unless-ends-within ms ('' = none).
  * Reply: granted, retryAfterMs, then tier/count pairs in use (after a grant, including it).
  */
 export const ACQUIRE_SLOT = defineScript(
@@ -56,12 +63,19 @@ local moreWaiting = ARGV[9] == '1'
 local asker = ARGV[10]
 local hasAsk = asker ~= '' and ARGV[11] ~= ''
 local askDeadline = tonumber(ARGV[11])
+local expectedMs = tonumber(ARGV[12])
+local releasesNear = tonumber(ARGV[13])
 local spec = {}
 local names = {}
-for i = 1, tonumber(ARGV[12]) do
-  local at = 8 + i * 4
+for i = 1, tonumber(ARGV[14]) do
+  local at = 9 + i * 5
   local name = ARGV[at + 1]
-  spec[name] = {reserved = tonumber(ARGV[at + 2]), lendable = tonumber(ARGV[at + 3]), keep = tonumber(ARGV[at + 4])}
+  spec[name] = {
+    reserved = tonumber(ARGV[at + 2]),
+    lendable = tonumber(ARGV[at + 3]),
+    keep = tonumber(ARGV[at + 4]),
+    nearMs = tonumber(ARGV[at + 5]),
+  }
   names[#names + 1] = name
 end
 
@@ -69,6 +83,15 @@ local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', fmt(now))
 if #expired > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', fmt(now))
   redis.call('HDEL', KEYS[2], unpack(expired))
+  redis.call('ZREM', KEYS[5], unpack(expired))
+end
+-- keptBack: a keep is lent too while releasesNear calls are expected to end within its ms
+for _, name in ipairs(names) do
+  local share = spec[name]
+  if share.keep > 0 and share.nearMs and releasesNear then
+    local near = redis.call('ZCOUNT', KEYS[5], '-inf', fmt(now + share.nearMs))
+    if near >= releasesNear then share.keep = 0 end
+  end
 end
 local inUse, tiersInUse = {}, {}
 local pairsFlat = redis.call('HGETALL', KEYS[2])
@@ -164,6 +187,10 @@ if may then
   local ttl = math.ceil(tonumber(last[2]) - now + slack)
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('PEXPIRE', KEYS[2], ttl)
+  if expectedMs then
+    redis.call('ZADD', KEYS[5], fmt(now + expectedMs), leaseId)
+    redis.call('PEXPIRE', KEYS[5], ttl)
+  end
   if inUse[tier] == nil then tiersInUse[#tiersInUse + 1] = tier; inUse[tier] = 0 end
   inUse[tier] = inUse[tier] + 1
   out = {1, 0}
@@ -201,11 +228,25 @@ export async function acquireSlotScript(
     request.moreWaiting === false ? '0' : '1',
     ask?.asker ?? '',
     ask ? String(ask.deadline) : '',
+    finiteOrBlank(request.expectedMs),
+    finiteOrBlank(request.releasesNear),
     String(tiers.length),
   ];
   for (const [name, share] of tiers)
-    args.push(name, String(share.reserved), String(share.lendable), String(share.keep ?? 0));
-  const keys = [request.key, slotTiersKey(request.key), slotReclaimKey(request.key), slotClaimsKey(request.key)];
+    args.push(
+      name,
+      String(share.reserved),
+      String(share.lendable),
+      String(share.keep ?? 0),
+      finiteOrBlank(share.keepUnlessEndsWithinMs),
+    );
+  const keys = [
+    request.key,
+    slotTiersKey(request.key),
+    slotReclaimKey(request.key),
+    slotClaimsKey(request.key),
+    slotEndsKey(request.key),
+  ];
   const reply = replyArray(await safeEval(client, ACQUIRE_SLOT, keys, args), ACQUIRE_SLOT);
   const inUse: Record<string, number> = {};
   // Tier names come back as strings, except that the Upstash client turns numeric-looking ones into numbers.
@@ -214,19 +255,25 @@ export async function acquireSlotScript(
   return { granted: false, inUse, retryAfterMs: num(reply[1]) };
 }
 
+/** Lua reads '' as none: an unknown length, or no rule. */
+function finiteOrBlank(n: number | undefined): string {
+  return n !== undefined && Number.isFinite(n) ? String(n) : '';
+}
+
 /**
- * KEYS: lease expiries, lease tiers. ARGV: lease id, release channel.
+ * KEYS: lease expiries, lease tiers, expected ends. ARGV: lease id, release channel.
  * Reply: 1 if the lease was held (and the release announced on the channel), else 0.
  */
 export const RELEASE_SLOT = defineScript(
   'release-slot',
   `local held = redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
 if held == 1 then redis.call('PUBLISH', ARGV[2], '1') end
 return held
 `,
 );
 
 export async function releaseSlotScript(client: EvalClient, key: string, leaseId: string): Promise<void> {
-  await safeEval(client, RELEASE_SLOT, [key, slotTiersKey(key)], [leaseId, slotReleasedChannel(key)]);
+  await safeEval(client, RELEASE_SLOT, [key, slotTiersKey(key), slotEndsKey(key)], [leaseId, slotReleasedChannel(key)]);
 }

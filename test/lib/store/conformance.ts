@@ -390,6 +390,41 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect(await take(gate, 'batch', 'b9')).toEqual({ granted: true, inUse: { batch: 7, realtime: 1 } });
       });
 
+      it("lends a lender's headroom too while enough calls in flight, of any asker, are expected to end soon", async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const gate = {
+          key: slotGateKey(`m-${uid()}`),
+          capacity: 8,
+          tiers: {
+            realtime: { reserved: 4, lendable: 4, keep: 1, keepUnlessEndsWithinMs: 1_000 },
+            batch: { reserved: 4, lendable: 4 },
+          },
+          releasesNear: 2,
+          leaseMs: 60_000,
+        };
+        const take = (id: string, expectedMs?: number) =>
+          store.acquireSlot({ ...gate, tier: 'batch', leaseId: id, expectedMs });
+        for (let i = 0; i < 4; i++) expect((await take(`b${i}`, 5_000)).granted).toBe(true);
+        expect((await take('b4', 500)).granted).toBe(true);
+        expect((await take('b5')).granted).toBe(true);
+        expect((await take('b6', 5_000)).granted).toBe(true);
+        // One call ends within 1 s (b4; b5's length is not known): realtime keeps its last idle slot.
+        expect((await take('b7', 5_000)).granted).toBe(false);
+        await store.releaseSlot(gate.key, 'b6');
+        expect((await take('b8', 700)).granted).toBe(true);
+        // Two do now (b4, b8): it is lent.
+        expect(await take('b9', 5_000)).toEqual({ granted: true, inUse: { batch: 8 } });
+        // Released calls no longer count.
+        await store.releaseSlot(gate.key, 'b4');
+        await store.releaseSlot(gate.key, 'b8');
+        expect((await take('b10', 5_000)).granted).toBe(true);
+        expect((await take('b11', 5_000)).granted).toBe(false);
+        // Counted from now: b0–b3 end 900 ms from here.
+        await clock.advance(4_100);
+        expect(await take('b12', 5_000)).toEqual({ granted: true, inUse: { batch: 8 } });
+      });
+
       it('tiers named like Object.prototype members are tiers like any other', async () => {
         // The policy refuses these names, but the store takes a tier from whoever asks (a message's envelope):
         // it must not read Object.prototype for one, as a plain index would (the embedded store did).

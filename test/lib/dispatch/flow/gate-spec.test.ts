@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { asBorrower, borrowSpec, modelGate, RELEASES_NEAR } from '../../../../lib/dispatch/flow/gate-spec.js';
-import { nthEnd } from '../../../../lib/dispatch/flow/scheduler.js';
 import { mayTakeSlot } from '../../../../lib/limits/capacity-gate.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { basePolicy } from '../../policy/fixtures.js';
 
 // 8 slots: realtime reserves 4 (maximum wait 10 s: calls over 1 s are long for it), batch 2, offline 1.
 const gate = modelGate(parsePolicy(basePolicy()), 'm', 8);
-const fill = (spec: ReturnType<typeof borrowSpec>, inUse: Record<string, number>) => {
+const fill = (spec: ReturnType<typeof borrowSpec>, inUse: Record<string, number>, endsInMs: number[] = []) => {
   const used = { ...inUse };
-  while (mayTakeSlot(spec, used, 'batch')) used.batch = (used.batch ?? 0) + 1;
+  while (mayTakeSlot(spec, used, 'batch', undefined, endsInMs)) used.batch = (used.batch ?? 0) + 1;
   return used;
 };
 
@@ -59,33 +58,17 @@ describe('borrowSpec: lend everything, but never trap an active lender behind lo
 
 describe('borrowSpec: the headroom is lent too while releases are near anyway', () => {
   const active = (tier: string) => tier === 'realtime';
+  const spec = borrowSpec(gate, 'batch', 5_000, active);
   it("lends the last idle slot when RELEASES_NEAR calls in flight end within the lender's short-call time, not when they do not", () => {
-    // realtime: maximum wait 10 s, so 1 s is its short-call time.
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, 900), { realtime: 1 })).toEqual({
-      realtime: 1,
-      batch: 7,
-    });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, 1_000), { realtime: 1 })).toEqual({
-      realtime: 1,
-      batch: 7,
-    });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, 1_001), { realtime: 1 })).toEqual({
-      realtime: 1,
-      batch: 6,
-    });
-    expect(fill(borrowSpec(gate, 'batch', 5_000, active, Infinity), { realtime: 1 })).toEqual({
-      realtime: 1,
-      batch: 6,
-    });
-  });
-
-  it('counts the calls in flight by when they are expected to end', () => {
-    expect(nthEnd([5, 1, 9, 3], 2)).toBe(3);
-    expect(nthEnd([5, 1, 9, 3], 1)).toBe(1);
-    expect(nthEnd([5, 1, 9, 3], RELEASES_NEAR)).toBe(5);
-    expect(nthEnd([7, 2], RELEASES_NEAR)).toBe(Infinity);
-    expect(nthEnd([], 1)).toBe(Infinity);
-    expect(nthEnd([2, Infinity, 4], 3)).toBe(Infinity);
+    // realtime: maximum wait 10 s, so 1 s is its short-call time. The gate sees every dispatcher's calls.
+    const near = (ms: number) => [...Array<number>(RELEASES_NEAR - 1).fill(200), ms, 4_000];
+    expect(fill(spec, { realtime: 1 }, near(900))).toEqual({ realtime: 1, batch: 7 });
+    expect(fill(spec, { realtime: 1 }, near(1_000))).toEqual({ realtime: 1, batch: 7 });
+    // An overdue call (its estimate came out short) is near too.
+    expect(fill(spec, { realtime: 1 }, near(-300))).toEqual({ realtime: 1, batch: 7 });
+    expect(fill(spec, { realtime: 1 }, near(1_001))).toEqual({ realtime: 1, batch: 6 });
+    expect(fill(spec, { realtime: 1 }, near(Infinity))).toEqual({ realtime: 1, batch: 6 });
+    expect(fill(spec, { realtime: 1 })).toEqual({ realtime: 1, batch: 6 });
   });
 });
 
