@@ -1,16 +1,17 @@
 /**
- * How busy the GPU was while requests waited in Sluice's flow control for a slot:
- * the issue's "GPU busy whenever eligible work waits". Averaged over a whole burst,
- * utilization also counts the stretches when the only work left is held by its
- * pace or its quota, which no scheduler may start; this counts only the stretches
- * when some request was paced, admitted, and still had no slot.
+ * How busy the GPU was while requests waited for a slot: the issue's "GPU busy
+ * whenever eligible work waits". Averaged over a whole burst, utilization also
+ * counts the stretches when the only work left is held by its pace or its quota,
+ * which no scheduler may start; this counts only the stretches when some request
+ * was paced, admitted, and still had no slot: waiting in flow control, or sent back
+ * from a full room to its LiteTopic (it waits there for a slot all the same).
  *
  * Exact, not sampled: the GPU's busy slot-time is read at each moment the set of
  * waiting requests turns non-empty or empty again.
  */
 import type { DispatchEvent } from '../../lib/dispatch-events.js';
 
-/** Events after which a request no longer waits for a slot. */
+/** Events after which a request no longer waits for a slot (a Suspend for capacity aside). */
 const LEFT = new Set<DispatchEvent['type']>(['started', 'suspended', 'expired', 'failed', 'completed']);
 
 export class EligibleBusy {
@@ -32,6 +33,8 @@ export class EligibleBusy {
     if (event.type === 'awaiting-slot') {
       if (this.waiting.size === 0) this.since = { at: this.now(), busySlotMs: this.busyNow() };
       this.waiting.add(id);
+    } else if (event.type === 'suspended' && event.cause === 'capacity') {
+      // Sent back from a full room: still waiting for a slot, in its LiteTopic.
     } else if (LEFT.has(event.type) && this.waiting.delete(id) && this.waiting.size === 0) this.close();
   }
 

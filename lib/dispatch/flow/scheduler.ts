@@ -59,6 +59,8 @@ export interface FlowControlOptions {
   readonly activeWithinMs?: number;
   /** Pace waits up to this long are held here rather than Suspended, while there is room (pace-hold.ts). */
   readonly maxPaceHoldMs?: number;
+  /** Longest a request sent back from a full room stays away (DEFAULT_MAX_SEND_BACK_MS). */
+  readonly maxSendBackMs?: number;
 }
 
 /**
@@ -76,6 +78,17 @@ export const DEFAULT_MAX_PACE_HOLD_MS = 1_000;
  * messages for the one refused after them.
  */
 export const PLACES_PER_RETURN = 3;
+
+/**
+ * A request sent back from a full room returns within this long at the latest. Its time away is
+ * estimated from the work ahead of it at today's pace, and the heavier tiers' demand can end well
+ * before that work would have: their slots then free all at once, and until the sent-back requests
+ * return, nothing is here to take them (`npm run bench -- mixed-overload`: the GPU idled for minutes
+ * while a lighter tier's requests waited in their LiteTopics). Each return past a full room is one
+ * more delivery, and a shorter bound also reshuffled seed2-burst's batch starts, which lengthened
+ * realtime's wait tail there.
+ */
+export const DEFAULT_MAX_SEND_BACK_MS = 60_000;
 
 /** Workers kept free for newcomers, as a share of `workers` (at least one). */
 export const RESERVED_WORKERS = 1 / 8;
@@ -148,6 +161,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   // A waiting tier's mark outlives two keep-alives, and no more once its waiters are gone.
   const reclaimMs = 2 * keepaliveMs;
   const { leaseMs, minSuspendMs } = deps.options;
+  const maxSendBackMs = deps.options.maxSendBackMs ?? DEFAULT_MAX_SEND_BACK_MS;
   const models = new Map<string, ModelFlows>();
   /** This dispatcher, as the gate tells askers apart (claims). */
   const asker = deps.newId();
@@ -244,6 +258,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
    * starts apart. All at once they would meet a full room again and come back once more each
    * (a delivery per return); spaced, each finds the places the starts since the last return
    * freed. The Suspend pauses its LiteTopic, so what queues behind it stays in the broker meanwhile.
+   * Never longer than maxSendBackMs.
    */
   function sendBackMs(m: ModelFlows, tier: string, deadline: number): number {
     const now = clock.now();
@@ -266,7 +281,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     const at = Math.max(now + ms, m.sendBackAt.get(tier) ?? 0);
     m.sendBackAt.set(tier, at + PLACES_PER_RETURN * perStartMs);
     // Whole ms: the broker's Suspend takes them, and a trace shows what was asked.
-    return Math.ceil(Math.max(minSuspendMs, Math.min(at - now, deadline - now)));
+    return Math.ceil(Math.max(minSuspendMs, Math.min(at - now, deadline - now, maxSendBackMs)));
   }
 
   function take(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, started: boolean): boolean {

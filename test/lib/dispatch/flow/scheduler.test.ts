@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../../lib/clock/virtual-clock.js';
 import {
   createFlowControl,
+  DEFAULT_MAX_SEND_BACK_MS,
   PLACES_PER_RETURN,
   type FlowControl,
   type Grant,
@@ -241,6 +242,27 @@ describe('flow control', () => {
       expect(back[i]! - back[i - 1]!).toBeGreaterThanOrEqual(PLACES_PER_RETURN * 500 - 50);
       expect(back[i]! - back[i - 1]!).toBeLessThanOrEqual(PLACES_PER_RETURN * 500 + 50);
     }
+    for (const c of calls) await granted(c).release(100);
+    for (const w of waiting)
+      void w.then(async (v) => {
+        if (v.kind === 'granted') await v.grant.release(100);
+      });
+    await clock.advance(1);
+  });
+
+  it('sends back for DEFAULT_MAX_SEND_BACK_MS at most, however much work waits ahead', async () => {
+    const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
+    // 100 tokens in 1 s: 10 ms a token.
+    const first = await Promise.all([ask('batch'), ask('batch')]);
+    await clock.advance(1_000);
+    for (const v of first) await granted(v).release(100);
+    const long = { deadline: clock.now() + 3_600_000, estimate: 10_000 };
+    const calls = await Promise.all([ask('batch', 't', 'a', long), ask('batch', 't', 'a', long)]);
+    const waiting = [ask('batch', 't', 'a', long), ask('batch', 't', 'a', long)];
+    await clock.advance(1);
+    // The waiters here need 100 s of both slots to start; the demand ahead of them may end long
+    // before, and the slots it frees would idle until this request came back.
+    expect(await ask('batch', 't', 'a', long)).toEqual({ kind: 'suspend', ms: DEFAULT_MAX_SEND_BACK_MS });
     for (const c of calls) await granted(c).release(100);
     for (const w of waiting)
       void w.then(async (v) => {

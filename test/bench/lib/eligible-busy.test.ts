@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { EligibleBusy } from '../../../bench/lib/eligible-busy.js';
+import { envelope } from '../../lib/telemetry/helpers.js';
+
+/** Two slots; the test sets how many are busy, and the busy slot-time follows. */
+function gpu() {
+  let now = 0;
+  let busy = 0;
+  let busySlotMs = 0;
+  const meter = new EligibleBusy(
+    2,
+    () => busySlotMs,
+    () => now,
+  );
+  return {
+    meter,
+    at(t: number, busyNow: number) {
+      busySlotMs += (t - now) * busy;
+      now = t;
+      busy = busyNow;
+    },
+  };
+}
+
+describe('EligibleBusy: how busy the GPU is while requests wait for a slot', () => {
+  it('counts only the stretches when a request waits, in flow control or sent back from a full room', () => {
+    const g = gpu();
+    const a = envelope('t1', 'batch');
+    g.at(0, 1);
+    g.meter.observe({ type: 'awaiting-slot', envelope: a });
+    // Sent back for capacity: it still waits for a slot, in its LiteTopic.
+    g.at(100, 1);
+    g.meter.observe({ type: 'suspended', envelope: a, ms: 30_000, cause: 'capacity' });
+    g.at(300, 2);
+    g.meter.observe({ type: 'awaiting-slot', envelope: a });
+    g.at(400, 2);
+    g.meter.observe({ type: 'started', envelope: a, queueWaitMs: 400 });
+    // Nobody waits: an idle GPU now does not count.
+    g.at(1_000, 0);
+    // 0–300 ms one slot of two busy, 300–400 ms both: (300 + 200) / 800.
+    expect(g.meter.utilization()).toBe(0.625);
+    expect(g.meter.waitedMs()).toBe(400);
+  });
+
+  it('a request held back by its pace, or its model paused, no longer waits for a slot', () => {
+    const g = gpu();
+    const a = envelope('t1', 'batch');
+    g.at(0, 2);
+    g.meter.observe({ type: 'awaiting-slot', envelope: a });
+    g.at(100, 0);
+    g.meter.observe({ type: 'suspended', envelope: a, ms: 5_000, cause: 'pace' });
+    g.at(500, 0);
+    expect(g.meter.utilization()).toBe(1);
+    expect(g.meter.waitedMs()).toBe(100);
+  });
+});
