@@ -84,9 +84,8 @@ export const PLACES_PER_RETURN = 3;
  * estimated from the work ahead of it at today's pace, and the heavier tiers' demand can end well
  * before that work would have: their slots then free all at once, and until the sent-back requests
  * return, nothing is here to take them (`npm run bench -- mixed-overload`: the GPU idled for minutes
- * while a lighter tier's requests waited in their LiteTopics). Each return past a full room is one
- * more delivery, and a shorter bound also reshuffled seed2-burst's batch starts, which lengthened
- * realtime's wait tail there.
+ * while a lighter tier's requests waited in their LiteTopics). Each early return to a full room is
+ * one more delivery, so not much shorter.
  */
 export const DEFAULT_MAX_SEND_BACK_MS = 60_000;
 
@@ -279,7 +278,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       perStartMs = n > 0 ? slotMs / n : 0;
     }
     const at = Math.max(now + ms, m.sendBackAt.get(tier) ?? 0);
-    m.sendBackAt.set(tier, at + PLACES_PER_RETURN * perStartMs);
+    // One held to the bound returns outside the spacing: counted in, it would push every later one
+    // past the bound too, and they would all come back at once to a full room, and again.
+    if (at - now <= maxSendBackMs) m.sendBackAt.set(tier, at + PLACES_PER_RETURN * perStartMs);
     // Whole ms: the broker's Suspend takes them, and a trace shows what was asked.
     return Math.ceil(Math.max(minSuspendMs, Math.min(at - now, deadline - now, maxSendBackMs)));
   }
