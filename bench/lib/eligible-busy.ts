@@ -11,8 +11,12 @@
  */
 import type { DispatchEvent } from '../../lib/dispatch-events.js';
 
-/** Events after which a request no longer waits for a slot (a Suspend for capacity aside). */
+/** Events after which a request no longer waits for a slot. */
 const LEFT = new Set<DispatchEvent['type']>(['started', 'suspended', 'expired', 'failed', 'completed']);
+
+/** Sent back from a full room, a request still waits for a slot, in its LiteTopic. */
+const leaves = (event: DispatchEvent) =>
+  LEFT.has(event.type) && !(event.type === 'suspended' && event.cause === 'capacity');
 
 export class EligibleBusy {
   private readonly waiting = new Set<string>();
@@ -33,9 +37,7 @@ export class EligibleBusy {
     if (event.type === 'awaiting-slot') {
       if (this.waiting.size === 0) this.since = { at: this.now(), busySlotMs: this.busyNow() };
       this.waiting.add(id);
-    } else if (event.type === 'suspended' && event.cause === 'capacity') {
-      // Sent back from a full room: still waiting for a slot, in its LiteTopic.
-    } else if (LEFT.has(event.type) && this.waiting.delete(id) && this.waiting.size === 0) this.close();
+    } else if (leaves(event) && this.waiting.delete(id) && this.waiting.size === 0) this.close();
   }
 
   private close(): void {

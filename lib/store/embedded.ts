@@ -163,7 +163,8 @@ export function createEmbeddedStore(clock: Clock): RateStore {
         request.moreWaiting ?? true,
         slotAsk(request),
         claims.get(request.key),
-        [...leases.values()].map((l) => l.endsAt - now),
+        // Read only by a keep that depends on them, as in the Lua twin.
+        request.releasesNear === undefined ? [] : [...leases.values()].map((l) => l.endsAt - now),
       );
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);

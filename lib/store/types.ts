@@ -7,7 +7,7 @@
  */
 
 import type { AggregateOps } from './aggregate.js';
-import type { TierShare } from '../limits/capacity-gate.js';
+import type { GateSpec } from '../limits/capacity-gate.js';
 
 export type Unit = 'requests' | 'tokens';
 
@@ -88,14 +88,11 @@ export interface PaceOutcome {
   readonly reserved: boolean;
 }
 
-export interface SlotRequest {
+/** The model's gate (its slots and each tier's share) and the ask. */
+export interface SlotRequest extends GateSpec {
   /** Key of the model's gate (lib/store/keys.ts). */
   readonly key: string;
   readonly tier: string;
-  /** Total slots of the model. */
-  readonly capacity: number;
-  /** Per tier: reserved slots, how many of them it may lend when idle, and how many idle ones it keeps back. */
-  readonly tiers: Readonly<Record<string, TierShare>>;
   readonly leaseId: string;
   /** A lease not released by then is reclaimed, so a crashed dispatcher frees its slots. */
   readonly leaseMs: number;
@@ -121,8 +118,6 @@ export interface SlotRequest {
   readonly deadline?: number;
   /** How long the call is expected to hold the slot; unknown, it never counts as ending soon. */
   readonly expectedMs?: number;
-  /** GateSpec.releasesNear: calls that must end soon for a tier's keep to be lent. */
-  readonly releasesNear?: number;
 }
 
 export type SlotDecision =
