@@ -362,6 +362,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       model: envelope.model,
       deadline: effectiveDeadline(envelope, policy, clock.now()),
       estimate: envelope.tokenEstimate,
+      liteTopic: message.liteTopic,
     });
     if (verdict.kind === 'expired') return expire(envelope);
     if (verdict.kind === 'late') {

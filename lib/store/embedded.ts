@@ -5,6 +5,7 @@
 import type { Clock } from '../clock/clock.js';
 import { charge, checkWindows, reconcileWindow, type WindowCounter } from '../limits/fixed-window.js';
 import { pace } from '../limits/gcra.js';
+import { sendBack } from '../limits/send-back.js';
 import { DEFAULT_RECLAIM_MS, slotAsk, takeSlot, type ReclaimMarks, type SlotClaims } from '../limits/capacity-gate.js';
 import { bare } from '../lookup.js';
 import { createEmbeddedAggregate } from './embedded-aggregate.js';
@@ -41,12 +42,16 @@ export function createEmbeddedStore(clock: Clock): RateStore {
   const reclaims = new Map<string, ReclaimMarks>();
   const claims = new Map<string, SlotClaims>();
   const watchers = new Map<string, Set<() => void>>();
+  /** Per LiteTopic: when it returns from its send-back. */
+  const returns = new Map<string, number>();
   let admissions = 0;
+  let sendBacks = 0;
 
   function sweepWindows(now: number): void {
     for (const [key, w] of windows) if (w.endsAt <= now) windows.delete(key);
     // A TAT in the past says no more than an absent one.
     for (const [key, tat] of tats) if (tat <= now) tats.delete(key);
+    for (const [key, at] of returns) if (at <= now) returns.delete(key);
     for (const key of reservoirs.keys()) placesOf(key, now);
   }
 
@@ -188,6 +193,15 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       if (!gates.get(key)?.delete(leaseId)) return;
       // Told after the caller's await, as a shared store's notice would arrive.
       for (const listener of watchers.get(key) ?? []) queueMicrotask(listener);
+    },
+
+    async sendBack(input) {
+      const now = clock.now();
+      // A dispatcher admits nothing: its send-backs sweep too.
+      if (++sendBacks % SWEEP_EVERY === 0) sweepWindows(now);
+      const decision = sendBack(input, returns.get(input.key), now);
+      if (decision.at !== undefined) returns.set(input.key, decision.at);
+      return decision.ms;
     },
 
     watchSlots(key: string, onRelease: () => void): () => void {

@@ -343,6 +343,13 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
       await attempt('releaseSlot', () => primary.releaseSlot(key, leaseId));
     },
 
+    // A return time only spaces redeliveries, never a limit: this instance's own view serves
+    // while the store does not answer, fail-closed or not.
+    async sendBack(input) {
+      const result = await attempt('sendBack', () => primary.sendBack(input));
+      return result ? result.value : fallback.sendBack(input);
+    },
+
     watchSlots(key: string, onRelease: () => void): () => void {
       const stops = [primary.watchSlots(key, onRelease), fallback.watchSlots(key, onRelease)];
       return () => stops.forEach((stop) => stop());

@@ -60,6 +60,11 @@ export function slotGateKey(model: string): string {
   return `${PREFIX}:{gate:${part(model)}}:slots`;
 }
 
+/** A physical LiteTopic's return from a send-back (lib/limits/send-back.ts); LiteTopic names are the broker's, unique per parent topic. */
+export function liteTopicReturnKey(liteTopic: string): string {
+  return `${PREFIX}:return:${part(liteTopic)}`;
+}
+
 export function resultKey(id: string): string {
   return `${PREFIX}:result:${part(id)}`;
 }

@@ -8,6 +8,7 @@
 
 import type { AggregateOps } from './aggregate.js';
 import type { GateSpec } from '../limits/capacity-gate.js';
+import type { SendBackSpec } from '../limits/send-back.js';
 
 export type Unit = 'requests' | 'tokens';
 
@@ -88,6 +89,12 @@ export interface PaceOutcome {
   readonly reserved: boolean;
 }
 
+/** A message sent back from a full room to its LiteTopic (lib/limits/send-back.ts). */
+export interface SendBackInput extends SendBackSpec {
+  /** The physical LiteTopic's return (lib/store/keys.ts). */
+  readonly key: string;
+}
+
 /** The model's gate (its slots and each tier's share) and the ask. */
 export interface SlotRequest extends GateSpec {
   /** Key of the model's gate (lib/store/keys.ts). */
@@ -150,5 +157,11 @@ export interface RateStore extends AggregateOps {
    * back to their bounded keep-alive. Returns a function that stops watching.
    */
   watchSlots(key: string, onRelease: () => void): () => void;
+  /**
+   * When a message sent back from a full room returns, in ms from now: with its LiteTopic's
+   * pending return when there is one at least `minMs` away, else after `ms`, which becomes
+   * the LiteTopic's pending return (lib/limits/send-back.ts).
+   */
+  sendBack(input: SendBackInput): Promise<number>;
   close(): Promise<void>;
 }

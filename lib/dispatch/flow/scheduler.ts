@@ -28,7 +28,7 @@ import type { Clock } from '../../clock/clock.js';
 import type { Model, Policy } from '../../policy/schema.js';
 import { own } from '../../lookup.js';
 import { slotsInUse } from '../../limits/capacity-gate.js';
-import { slotGateKey } from '../../store/keys.js';
+import { liteTopicReturnKey, slotGateKey } from '../../store/keys.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
 import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
@@ -108,6 +108,8 @@ export interface SlotAsk {
   readonly deadline: number;
   /** Tokens the request is expected to use (prompt + max_tokens). */
   readonly estimate: number;
+  /** The physical LiteTopic its message came from: sent back, it returns with it (lib/limits/send-back.ts). */
+  readonly liteTopic: string;
 }
 
 export interface Grant {
@@ -133,6 +135,7 @@ export interface FlowControl {
 }
 
 interface Entry {
+  readonly liteTopic: string;
   settle(verdict: Verdict): void;
 }
 
@@ -259,7 +262,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
    * freed. The Suspend pauses its LiteTopic, so what queues behind it stays in the broker meanwhile.
    * Never longer than maxSendBackMs.
    */
-  function sendBackMs(m: ModelFlows, tier: string, deadline: number): number {
+  function scheduledMs(m: ModelFlows, tier: string, deadline: number): number {
     const now = clock.now();
     let ms = minSuspendMs;
     let perStartMs = 0;
@@ -283,6 +286,22 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     if (at - now <= maxSendBackMs) m.sendBackAt.set(tier, at + PLACES_PER_RETURN * perStartMs);
     // Whole ms: the broker's Suspend takes them, and a trace shows what was asked.
     return Math.ceil(Math.max(minSuspendMs, Math.min(at - now, deadline - now, maxSendBackMs)));
+  }
+
+  /**
+   * A send-back: its place in the schedule, or its LiteTopic's pending return when another
+   * of its messages went back before (the broker keeps one pause per LiteTopic, the last
+   * Suspend's; lib/limits/send-back.ts). The place is taken either way: the message needs
+   * its place in the room when it is back. A store that does not answer leaves it its own place.
+   */
+  async function sendBack(m: ModelFlows, tier: string, deadline: number, liteTopic: string): Promise<number> {
+    const ms = scheduledMs(m, tier, deadline);
+    try {
+      const back = await store.sendBack({ key: liteTopicReturnKey(liteTopic), ms, minMs: minSuspendMs });
+      return Math.ceil(Math.max(minSuspendMs, Math.min(back, deadline - clock.now())));
+    } catch {
+      return ms;
+    }
   }
 
   function take(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, started: boolean): boolean {
@@ -428,8 +447,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
                 pressing(gate, ask.flow.tier, ask.deadline, now) &&
                 !pressing(gate, worst.w.key.tier, worst.w.deadline, now)));
           if (!outranks || !worst)
-            return Promise.resolve({ kind: 'suspend', ms: sendBackMs(m, ask.flow.tier, ask.deadline) });
-          settle(m, worst.q, worst.w, { kind: 'suspend', ms: sendBackMs(m, worst.w.key.tier, worst.w.deadline) });
+            return sendBack(m, ask.flow.tier, ask.deadline, ask.liteTopic).then((ms) => ({ kind: 'suspend', ms }));
+          // Out of the room now, so the newcomer has its place; its Suspend once the store answered.
+          const evicted = worst.w;
+          if (take(m, worst.q, evicted, false))
+            void sendBack(m, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((ms) =>
+              evicted.value.settle({ kind: 'suspend', ms }),
+            );
         }
       }
       let q = m.tiers.get(ask.flow.tier);
@@ -444,6 +468,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
           estimate: ask.estimate,
           seq: ++seq,
           value: {
+            liteTopic: ask.liteTopic,
             settle: (verdict) => {
               cancel?.();
               resolve(verdict);

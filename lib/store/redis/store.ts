@@ -10,6 +10,7 @@ import type { RateStore } from '../types.js';
 import { redisAggregateOps } from './aggregate.js';
 import { admitScript, leaveReservoirScript, reconcileScript } from './admit.js';
 import { paceScript } from './pace.js';
+import { sendBackScript } from './send-back.js';
 import type { EvalClient } from './safe-eval.js';
 import { acquireSlotScript, releaseSlotScript, slotReleasedChannel } from './slot.js';
 
@@ -37,6 +38,7 @@ export function createRedisStore(client: EvalClient, options: RedisStoreOptions 
     acquireSlot: (request) => acquireSlotScript(client, request, now()),
     releaseSlot: (key, leaseId) => releaseSlotScript(client, key, leaseId),
     ...redisAggregateOps(client, now),
+    sendBack: (input) => sendBackScript(client, input, now()),
     watchSlots: (key, onRelease) => options.subscribe?.(slotReleasedChannel(key), onRelease) ?? (() => {}),
     close: async () => {
       await options.onClose?.();

@@ -21,7 +21,14 @@ import type { Clock } from '../../../lib/clock/clock.js';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
 import { DEFAULT_RECLAIM_MS } from '../../../lib/limits/capacity-gate.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
-import { paceKey, reservoirKey, reservoirPlace, slotGateKey, windowKey } from '../../../lib/store/keys.js';
+import {
+  liteTopicReturnKey,
+  paceKey,
+  reservoirKey,
+  reservoirPlace,
+  slotGateKey,
+  windowKey,
+} from '../../../lib/store/keys.js';
 import { runAggregateConformance } from './aggregate-conformance.js';
 import type { RateStore, Reconciliation, SlotRequest, Unit, WindowLimit } from '../../../lib/store/types.js';
 
@@ -312,6 +319,28 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         }
         // 333.33… ms intervals: waits round up to whole milliseconds.
         expect(waits).toEqual([0, 334, 334, 334]);
+      });
+
+      it("a send-back returns with its LiteTopic's pending return, and books its own once that is near or past", async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const key = liteTopicReturnKey(`lt-${uid()}`);
+        const other = liteTopicReturnKey(`lt-${uid()}`);
+        expect(await store.sendBack({ key, ms: 1_000, minMs: 50 })).toBe(1_000);
+        await clock.advance(300);
+        // Another message of the LiteTopic: the broker keeps one pause, so it comes back with the first.
+        expect(await store.sendBack({ key, ms: 5_000, minMs: 50 })).toBe(700);
+        expect(await store.sendBack({ key: other, ms: 5_000, minMs: 50 })).toBe(5_000);
+        await clock.advance(660);
+        // 40 ms left, under the shortest Suspend: the LiteTopic may be back already; this one books its own.
+        expect(await store.sendBack({ key, ms: 2_000, minMs: 50 })).toBe(2_000);
+        await clock.advance(1_000);
+        expect(await store.sendBack({ key, ms: 100, minMs: 50 })).toBe(1_000);
+        await clock.advance(1_000);
+        // Past: whole ms, never under the shortest Suspend.
+        expect(await store.sendBack({ key, ms: 10.2, minMs: 50 })).toBe(50);
+        await clock.advance(50);
+        expect(await store.sendBack({ key, ms: 123.4, minMs: 50 })).toBe(124);
       });
 
       it('slot leases bound concurrency and expire when not released', async () => {

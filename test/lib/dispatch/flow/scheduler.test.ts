@@ -35,6 +35,8 @@ function setup(options: { maxWaiting?: number; slots?: number; workers?: number 
         ...(options.workers ? { workers: options.workers } : {}),
       },
     });
+  let topics = 0;
+  // Each ask its own LiteTopic by default, as with one message in flight per LiteTopic (a FIFO group).
   const askOf =
     (flows: FlowControl) =>
     (tier: string, tenant = 't', account = 'a', over: Partial<SlotAsk> = {}) =>
@@ -43,6 +45,7 @@ function setup(options: { maxWaiting?: number; slots?: number; workers?: number 
         model: 'm',
         deadline: clock.now() + 60_000,
         estimate: 100,
+        liteTopic: `lt-${topics++}`,
         ...over,
       });
   const flows = flowControl();
@@ -250,6 +253,36 @@ describe('flow control', () => {
     await clock.advance(1);
   });
 
+  it("sends a message back with its LiteTopic's pending return, its place in the schedule kept for it", async () => {
+    const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
+    const first = await Promise.all([ask('batch'), ask('batch')]);
+    await clock.advance(1_000);
+    for (const v of first) await granted(v).release(100);
+    const calls = await Promise.all([ask('batch'), ask('batch')]);
+    const waiting = [ask('batch'), ask('batch')];
+    await clock.advance(1);
+    const back = async (liteTopic: string) => {
+      const v = await ask('batch', 't', 'a', { liteTopic });
+      if (v.kind !== 'suspend') throw new Error(`expected a Suspend, got ${JSON.stringify(v)}`);
+      return v.ms;
+    };
+    const x1 = await back('X');
+    // In flight together (a non-orderly group): the broker keeps the LiteTopic's last Suspend, so a
+    // later place for this one would move the first one's return too and leave its place empty.
+    const x2 = await back('X');
+    const y = await back('Y');
+    expect(x2).toBe(x1);
+    // Y returns after the places of both X messages: they need them when X is back.
+    expect(y - x1).toBeGreaterThanOrEqual(2 * PLACES_PER_RETURN * 500 - 50);
+    expect(y - x1).toBeLessThanOrEqual(2 * PLACES_PER_RETURN * 500 + 50);
+    for (const c of calls) await granted(c).release(100);
+    for (const w of waiting)
+      void w.then(async (v) => {
+        if (v.kind === 'granted') await v.grant.release(100);
+      });
+    await clock.advance(1);
+  });
+
   it('sends back for DEFAULT_MAX_SEND_BACK_MS at most, however much work waits ahead', async () => {
     const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
     // 100 tokens in 1 s: 10 ms a token.
@@ -343,6 +376,7 @@ describe('flow control, a waiter that leaves while the gate answers', () => {
         model: 'm',
         deadline: clock.now() + deadlineIn,
         estimate: 100,
+        liteTopic: 'lt',
       });
 
     const leaving = ask(100);
