@@ -57,6 +57,31 @@ const granted = (v: Verdict): Grant => {
   return v.grant;
 };
 
+/**
+ * Two slots at 10 ms a token (two calls of 100 tokens took 1 s each), both busy with calls
+ * like `over`, and two more waiting: the room of two is full, so the next ask is sent back.
+ * `end` releases everything.
+ */
+async function fullRoomOfTwo(over: Partial<SlotAsk> = {}) {
+  const t = setup({ slots: 2, maxWaiting: 2 });
+  const { clock, ask } = t;
+  const first = await Promise.all([ask('batch'), ask('batch')]);
+  await clock.advance(1_000);
+  for (const v of first) await granted(v).release(100);
+  const calls = await Promise.all([ask('batch', 't', 'a', over), ask('batch', 't', 'a', over)]);
+  const waiting = [ask('batch', 't', 'a', over), ask('batch', 't', 'a', over)];
+  await clock.advance(1);
+  const end = async () => {
+    for (const c of calls) await granted(c).release(100);
+    for (const w of waiting)
+      void w.then(async (v) => {
+        if (v.kind === 'granted') await v.grant.release(100);
+      });
+    await clock.advance(1);
+  };
+  return { ...t, end };
+}
+
 describe('flow control', () => {
   it('is work-conserving: one tier alone gets every slot, with nothing left idle', async () => {
     const { clock, ask, flows } = setup();
@@ -222,14 +247,7 @@ describe('flow control', () => {
   });
 
   it('sends back from a full room PLACES_PER_RETURN starts apart, not all to return at once', async () => {
-    const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
-    // Two calls of 100 tokens take 1 s each: the model's speed is known from then on.
-    const first = await Promise.all([ask('batch'), ask('batch')]);
-    await clock.advance(1_000);
-    for (const v of first) await granted(v).release(100);
-    const calls = await Promise.all([ask('batch'), ask('batch')]);
-    const waiting = [ask('batch'), ask('batch')];
-    await clock.advance(1);
+    const { ask, end } = await fullRoomOfTwo();
     const back: number[] = [];
     for (let i = 0; i < 4; i++) {
       const v = await ask('batch');
@@ -245,22 +263,11 @@ describe('flow control', () => {
       expect(back[i]! - back[i - 1]!).toBeGreaterThanOrEqual(PLACES_PER_RETURN * 500 - 50);
       expect(back[i]! - back[i - 1]!).toBeLessThanOrEqual(PLACES_PER_RETURN * 500 + 50);
     }
-    for (const c of calls) await granted(c).release(100);
-    for (const w of waiting)
-      void w.then(async (v) => {
-        if (v.kind === 'granted') await v.grant.release(100);
-      });
-    await clock.advance(1);
+    await end();
   });
 
   it("sends a message back with its LiteTopic's pending return, its place in the schedule kept for it", async () => {
-    const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
-    const first = await Promise.all([ask('batch'), ask('batch')]);
-    await clock.advance(1_000);
-    for (const v of first) await granted(v).release(100);
-    const calls = await Promise.all([ask('batch'), ask('batch')]);
-    const waiting = [ask('batch'), ask('batch')];
-    await clock.advance(1);
+    const { ask, end } = await fullRoomOfTwo();
     const back = async (liteTopic: string) => {
       const v = await ask('batch', 't', 'a', { liteTopic });
       if (v.kind !== 'suspend') throw new Error(`expected a Suspend, got ${JSON.stringify(v)}`);
@@ -275,33 +282,17 @@ describe('flow control', () => {
     // Y returns after the places of both X messages: they need them when X is back.
     expect(y - x1).toBeGreaterThanOrEqual(2 * PLACES_PER_RETURN * 500 - 50);
     expect(y - x1).toBeLessThanOrEqual(2 * PLACES_PER_RETURN * 500 + 50);
-    for (const c of calls) await granted(c).release(100);
-    for (const w of waiting)
-      void w.then(async (v) => {
-        if (v.kind === 'granted') await v.grant.release(100);
-      });
-    await clock.advance(1);
+    await end();
   });
 
   it('sends back for DEFAULT_MAX_SEND_BACK_MS at most, however much work waits ahead', async () => {
-    const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
-    // 100 tokens in 1 s: 10 ms a token.
-    const first = await Promise.all([ask('batch'), ask('batch')]);
-    await clock.advance(1_000);
-    for (const v of first) await granted(v).release(100);
-    const long = { deadline: clock.now() + 3_600_000, estimate: 10_000 };
-    const calls = await Promise.all([ask('batch', 't', 'a', long), ask('batch', 't', 'a', long)]);
-    const waiting = [ask('batch', 't', 'a', long), ask('batch', 't', 'a', long)];
-    await clock.advance(1);
+    // The deadline is far past anything the clock reaches here.
+    const long = { deadline: 3_600_000, estimate: 10_000 };
+    const { ask, end } = await fullRoomOfTwo(long);
     // The waiters here need 100 s of both slots to start; the demand ahead of them may end long
     // before, and the slots it frees would idle until this request came back.
     expect(await ask('batch', 't', 'a', long)).toEqual({ kind: 'suspend', ms: DEFAULT_MAX_SEND_BACK_MS });
-    for (const c of calls) await granted(c).release(100);
-    for (const w of waiting)
-      void w.then(async (v) => {
-        if (v.kind === 'granted') await v.grant.release(100);
-      });
-    await clock.advance(1);
+    await end();
   });
 
   it('beside another dispatcher, sends back for its share of the starts, read as at least half', async () => {
