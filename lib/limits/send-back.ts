@@ -20,6 +20,11 @@ export interface SendBackSpec {
    * already, and this Suspend would only pause it again (the broker's shortest Suspend).
    */
   readonly minMs: number;
+  /**
+   * The message's deadline, ms from now: it never returns later than that. Its Suspend then
+   * replaces the LiteTopic's pause, so a pending return later than it moves to it.
+   */
+  readonly maxMs: number;
 }
 
 export interface SendBackDecision {
@@ -30,7 +35,11 @@ export interface SendBackDecision {
 }
 
 export function sendBack(spec: SendBackSpec, pendingAt: number | undefined, now: number): SendBackDecision {
-  if (pendingAt !== undefined && pendingAt - now >= spec.minMs) return { ms: pendingAt - now, at: undefined };
-  const ms = Math.max(spec.minMs, Math.ceil(spec.ms));
+  const cap = Math.max(spec.minMs, Math.ceil(spec.maxMs));
+  if (pendingAt !== undefined && pendingAt - now >= spec.minMs) {
+    const left = pendingAt - now;
+    return left <= cap ? { ms: left, at: undefined } : { ms: cap, at: now + cap };
+  }
+  const ms = Math.min(cap, Math.max(spec.minMs, Math.ceil(spec.ms)));
   return { ms, at: now + ms };
 }

@@ -297,8 +297,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   async function sendBack(m: ModelFlows, tier: string, deadline: number, liteTopic: string): Promise<number> {
     const ms = scheduledMs(m, tier, deadline);
     try {
-      const back = await store.sendBack({ key: liteTopicReturnKey(liteTopic), ms, minMs: minSuspendMs });
-      return Math.ceil(Math.max(minSuspendMs, Math.min(back, deadline - clock.now())));
+      const maxMs = deadline - clock.now();
+      return await store.sendBack({ key: liteTopicReturnKey(liteTopic), ms, minMs: minSuspendMs, maxMs });
     } catch {
       return ms;
     }

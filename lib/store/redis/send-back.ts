@@ -6,7 +6,7 @@ import type { SendBackInput } from '../types.js';
 import { defineScript, LUA_PRELUDE, num, safeEval, type EvalClient } from './safe-eval.js';
 
 /**
- * KEYS: the LiteTopic's return. ARGV: now ('' = Redis TIME), ms, minMs.
+ * KEYS: the LiteTopic's return. ARGV: now ('' = Redis TIME), ms, minMs, maxMs.
  * Reply: ms until the LiteTopic returns, and this message with it.
  */
 export const SEND_BACK = defineScript(
@@ -14,9 +14,15 @@ export const SEND_BACK = defineScript(
   `${LUA_PRELUDE}
 local now = now_ms(ARGV[1])
 local minMs = tonumber(ARGV[3])
+local cap = math.max(minMs, math.ceil(tonumber(ARGV[4])))
 local pending = tonumber(redis.call('GET', KEYS[1]) or '')
-if pending ~= nil and pending - now >= minMs then return ret(pending - now) end
-local ms = math.max(minMs, math.ceil(tonumber(ARGV[2])))
+local ms
+if pending ~= nil and pending - now >= minMs then
+  if pending - now <= cap then return ret(pending - now) end
+  ms = cap
+else
+  ms = math.min(cap, math.max(minMs, math.ceil(tonumber(ARGV[2]))))
+end
 redis.call('SET', KEYS[1], fmt(now + ms), 'PX', math.max(1, math.ceil(ms)))
 return ret(ms)
 `,
@@ -27,6 +33,6 @@ export async function sendBackScript(
   input: SendBackInput,
   now: number | undefined,
 ): Promise<number> {
-  const args = [now === undefined ? '' : String(now), String(input.ms), String(input.minMs)];
+  const args = [now === undefined ? '' : String(now), String(input.ms), String(input.minMs), String(input.maxMs)];
   return num(await safeEval(client, SEND_BACK, [input.key], args));
 }

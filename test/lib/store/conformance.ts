@@ -326,21 +326,39 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         const store = await open(clock);
         const key = liteTopicReturnKey(`lt-${uid()}`);
         const other = liteTopicReturnKey(`lt-${uid()}`);
-        expect(await store.sendBack({ key, ms: 1_000, minMs: 50 })).toBe(1_000);
+        const back = (k: string, ms: number) => store.sendBack({ key: k, ms, minMs: 50, maxMs: 60_000 });
+        expect(await back(key, 1_000)).toBe(1_000);
         await clock.advance(300);
         // Another message of the LiteTopic: the broker keeps one pause, so it comes back with the first.
-        expect(await store.sendBack({ key, ms: 5_000, minMs: 50 })).toBe(700);
-        expect(await store.sendBack({ key: other, ms: 5_000, minMs: 50 })).toBe(5_000);
+        expect(await back(key, 5_000)).toBe(700);
+        expect(await back(other, 5_000)).toBe(5_000);
         await clock.advance(660);
         // 40 ms left, under the shortest Suspend: the LiteTopic may be back already; this one books its own.
-        expect(await store.sendBack({ key, ms: 2_000, minMs: 50 })).toBe(2_000);
+        expect(await back(key, 2_000)).toBe(2_000);
         await clock.advance(1_000);
-        expect(await store.sendBack({ key, ms: 100, minMs: 50 })).toBe(1_000);
+        expect(await back(key, 100)).toBe(1_000);
         await clock.advance(1_000);
         // Past: whole ms, never under the shortest Suspend.
-        expect(await store.sendBack({ key, ms: 10.2, minMs: 50 })).toBe(50);
+        expect(await back(key, 10.2)).toBe(50);
         await clock.advance(50);
-        expect(await store.sendBack({ key, ms: 123.4, minMs: 50 })).toBe(124);
+        expect(await back(key, 123.4)).toBe(124);
+      });
+
+      it('a send-back never returns after its deadline, and one due before the pending return brings it forward', async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const key = liteTopicReturnKey(`lt-${uid()}`);
+        const back = (ms: number, maxMs: number) => store.sendBack({ key, ms, minMs: 50, maxMs });
+        expect(await back(5_000, 3_000.5)).toBe(3_001);
+        await clock.advance(1_000);
+        // Due in 800 ms, before the LiteTopic's return at 3,001: its Suspend replaces the pause, so the
+        // LiteTopic is back at 1,800, and a message sent back after it joins that.
+        expect(await back(4_000, 800)).toBe(800);
+        await clock.advance(100);
+        expect(await back(4_000, 60_000)).toBe(700);
+        // A deadline already past: the shortest Suspend, and the LiteTopic is back then.
+        expect(await back(4_000, -20)).toBe(50);
+        expect(await back(4_000, 60_000)).toBe(50);
       });
 
       it('slot leases bound concurrency and expire when not released', async () => {
