@@ -42,7 +42,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
   const reclaims = new Map<string, ReclaimMarks>();
   const claims = new Map<string, SlotClaims>();
   const watchers = new Map<string, Set<() => void>>();
-  /** Per LiteTopic: when it returns from its send-back. */
+  /** Per LiteTopic: when it returns from its send-back; per tier × model: its schedule's next place. */
   const returns = new Map<string, number>();
   let admissions = 0;
   let sendBacks = 0;
@@ -199,8 +199,13 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       const now = clock.now();
       // A dispatcher admits nothing: its send-backs sweep too.
       if (++sendBacks % SWEEP_EVERY === 0) sweepWindows(now);
-      const decision = sendBack(input, returns.get(input.key), now);
-      if (decision.at !== undefined) returns.set(input.key, decision.at);
+      const decision = sendBack(
+        input,
+        { pendingAt: returns.get(input.key), nextAt: returns.get(input.scheduleKey) },
+        now,
+      );
+      if (decision.pendingAt !== undefined) returns.set(input.key, decision.pendingAt);
+      if (decision.nextAt !== undefined) returns.set(input.scheduleKey, decision.nextAt);
       return decision.ms;
     },
 

@@ -60,9 +60,18 @@ export function slotGateKey(model: string): string {
   return `${PREFIX}:{gate:${part(model)}}:slots`;
 }
 
-/** A physical LiteTopic's return from a send-back (lib/limits/send-back.ts); LiteTopic names are the broker's, unique per parent topic. */
-export function liteTopicReturnKey(liteTopic: string): string {
-  return `${PREFIX}:return:${part(liteTopic)}`;
+/**
+ * A physical LiteTopic's return from a send-back (lib/limits/send-back.ts); LiteTopic names
+ * are the broker's, unique per parent topic. In its model's slot, beside the tier's return
+ * schedule, as one script reads both.
+ */
+export function liteTopicReturnKey(model: string, liteTopic: string): string {
+  return `${PREFIX}:{gate:${part(model)}}:return:${part(liteTopic)}`;
+}
+
+/** A tier's schedule of returns from send-backs on a model, shared by every dispatcher. */
+export function returnScheduleKey(model: string, tier: string): string {
+  return `${PREFIX}:{gate:${part(model)}}:returns:${part(tier)}`;
 }
 
 export function resultKey(id: string): string {

@@ -91,8 +91,10 @@ export interface PaceOutcome {
 
 /** A message sent back from a full room to its LiteTopic (lib/limits/send-back.ts). */
 export interface SendBackInput extends SendBackSpec {
-  /** The physical LiteTopic's return (lib/store/keys.ts). */
+  /** The physical LiteTopic's return (lib/store/keys.ts: liteTopicReturnKey). */
   readonly key: string;
+  /** Its tier's return schedule on the model (lib/store/keys.ts: returnScheduleKey). */
+  readonly scheduleKey: string;
 }
 
 /** The model's gate (its slots and each tier's share) and the ask. */

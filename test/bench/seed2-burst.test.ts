@@ -59,18 +59,17 @@ describe('seed2-burst (small: 700 batch requests from 10 accounts, 8 GPU slots)'
     "two dispatchers sharing the store: the seed's bar holds, and the GPU stays busy while requests wait",
     { timeout: 240_000 },
     async () => {
-      // Each dispatcher spaces its send-backs by its own share of the starts; spaced by all of them,
-      // they came back twice as early, to a room still full: 1.67 deliveries per completed request.
+      // The dispatchers book their send-backs' returns in one schedule in the store, spaced by the
+      // model's starts (lib/limits/send-back.ts). Each in a schedule of its own, spaced by its own
+      // share of the starts, their returns fell in and out of step.
       const out = await seed2Burst.run({ seed: 1, size: 'small', flags: { dispatchers: '2' }, log: () => {} });
       const h = out.headline;
       console.log(`seed2-burst small, 2 dispatchers: ${JSON.stringify(h)}`);
       expectSeedFigures(h);
-      // The issue's bar is 95 %, and here it is missed by a little: 94.7 % on this seed. Over seeds
-      // 1-20 one seed's figure lies anywhere in 94.7-95.6 % (94.2-95.7 % before a send-back returned
-      // with its LiteTopic, lib/limits/send-back.ts; means 95.5 % both). The rest is mostly the slot
-      // an active realtime keeps back from long borrowed calls, an eighth of 8 slots while it holds
-      // (lib/dispatch/flow/gate-spec.ts). What this guards: no change sends the figure further down.
-      expect(h.sluiceGpuBusyWhileSlotWaited as number).toBeGreaterThanOrEqual(0.94);
+      // The issue's bar. Over seeds 1-20 one seed's figure lies in 95.1-95.9 % (94.7-95.9 % with a
+      // schedule per dispatcher). Most of the rest is the slot an active realtime keeps back from
+      // long borrowed calls, an eighth of 8 slots while it holds (lib/dispatch/flow/gate-spec.ts).
+      expect(h.sluiceGpuBusyWhileSlotWaited as number).toBeGreaterThanOrEqual(0.95);
     },
   );
 });

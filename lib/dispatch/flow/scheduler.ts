@@ -28,7 +28,8 @@ import type { Clock } from '../../clock/clock.js';
 import type { Model, Policy } from '../../policy/schema.js';
 import { own } from '../../lookup.js';
 import { slotsInUse } from '../../limits/capacity-gate.js';
-import { liteTopicReturnKey, slotGateKey } from '../../store/keys.js';
+import { liteTopicReturnKey, returnScheduleKey, slotGateKey } from '../../store/keys.js';
+import { sendBack as sendBackRule } from '../../limits/send-back.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
 import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
@@ -150,7 +151,7 @@ interface ModelFlows {
   inUse: Readonly<Record<string, number>>;
   /** This dispatcher's calls in flight: when each is expected to end (Infinity: speed not known yet). */
   calls: Map<string, number>;
-  /** Per tier: when the next request sent back from a full room should return (sendBackMs). */
+  /** Per tier: the next place in this dispatcher's own return schedule, used while the store does not answer. */
   readonly sendBackAt: Map<string, number>;
   cancelKeepalive: (() => void) | undefined;
 }
@@ -255,14 +256,16 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   }
 
   /**
-   * How long a request sent back from a full room stays away: until the waiters here
-   * have started, and after the requests of its tier sent back before it, PLACES_PER_RETURN
-   * starts apart. All at once they would meet a full room again and come back once more each
-   * (a delivery per return); spaced, each finds the places the starts since the last return
-   * freed. The Suspend pauses its LiteTopic, so what queues behind it stays in the broker meanwhile.
-   * Never longer than maxSendBackMs.
+   * A request sent back from a full room stays away until the waiters here have started,
+   * and after the requests of its tier sent back before it (by any dispatcher),
+   * PLACES_PER_RETURN starts apart. All at once they would meet a full room again and come
+   * back once more each (a delivery per return); spaced, each finds the places the starts
+   * since the last return freed. It returns with its LiteTopic instead when that is due back
+   * (the broker keeps one pause per LiteTopic, the last Suspend's). The rule and its state are
+   * the store's (lib/limits/send-back.ts); the Suspend pauses its LiteTopic, so what queues
+   * behind it stays in the broker meanwhile. Never longer than maxSendBackMs.
    */
-  function scheduledMs(m: ModelFlows, tier: string, deadline: number): number {
+  async function sendBack(m: ModelFlows, tier: string, deadline: number, liteTopic: string): Promise<number> {
     const now = clock.now();
     let ms = minSuspendMs;
     let perStartMs = 0;
@@ -276,31 +279,25 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       // taken as its share of the calls. That share is read as at least half: a dispatcher just
       // started, with a call or two, would otherwise send requests away many times too long.
       const own = Math.min(inUse, Math.max(m.calls.size, Math.ceil(inUse / 2)));
-      const slotMs = (perToken * tokens) / Math.max(1, own);
-      ms = Math.max(ms, slotMs);
-      perStartMs = n > 0 ? slotMs / n : 0;
+      ms = Math.max(ms, (perToken * tokens) / Math.max(1, own));
+      // The schedule is every dispatcher's: its places are the model's starts, not this one's.
+      perStartMs = n > 0 ? (perToken * tokens) / n / Math.max(1, inUse) : 0;
     }
-    const at = Math.max(now + ms, m.sendBackAt.get(tier) ?? 0);
-    // One held to the bound returns outside the spacing: counted in, it would push every later one
-    // past the bound too, and they would all come back at once to a full room, and again.
-    if (at - now <= maxSendBackMs) m.sendBackAt.set(tier, at + PLACES_PER_RETURN * perStartMs);
-    // Whole ms: the broker's Suspend takes them, and a trace shows what was asked.
-    return Math.ceil(Math.max(minSuspendMs, Math.min(at - now, deadline - now, maxSendBackMs)));
-  }
-
-  /**
-   * A send-back: its place in the schedule, or its LiteTopic's pending return when another
-   * of its messages went back before (the broker keeps one pause per LiteTopic, the last
-   * Suspend's; lib/limits/send-back.ts). The place is taken either way: the message needs
-   * its place in the room when it is back. A store that does not answer leaves it its own place.
-   */
-  async function sendBack(m: ModelFlows, tier: string, deadline: number, liteTopic: string): Promise<number> {
-    const ms = scheduledMs(m, tier, deadline);
+    const spec = {
+      ms,
+      placeMs: PLACES_PER_RETURN * perStartMs,
+      minMs: minSuspendMs,
+      maxMs: deadline - now,
+      boundMs: maxSendBackMs,
+    };
     try {
-      const maxMs = deadline - clock.now();
-      return await store.sendBack({ key: liteTopicReturnKey(liteTopic), ms, minMs: minSuspendMs, maxMs });
+      const keys = { key: liteTopicReturnKey(m.model, liteTopic), scheduleKey: returnScheduleKey(m.model, tier) };
+      return await store.sendBack({ ...spec, ...keys });
     } catch {
-      return ms;
+      // A store that does not answer: a place in this dispatcher's own schedule.
+      const decision = sendBackRule(spec, { pendingAt: undefined, nextAt: m.sendBackAt.get(tier) }, clock.now());
+      if (decision.nextAt !== undefined) m.sendBackAt.set(tier, decision.nextAt);
+      return decision.ms;
     }
   }
 

@@ -23,6 +23,7 @@ import { DEFAULT_RECLAIM_MS } from '../../../lib/limits/capacity-gate.js';
 import { createEmbeddedStore } from '../../../lib/store/embedded.js';
 import {
   liteTopicReturnKey,
+  returnScheduleKey,
   paceKey,
   reservoirKey,
   reservoirPlace,
@@ -44,6 +45,8 @@ const wallClock: Clock = {
 };
 
 const uid = () => randomUUID().slice(0, 8);
+/** A send-back in a return schedule of its own, which books nothing. */
+const lone = () => ({ scheduleKey: returnScheduleKey('m', uid()), placeMs: 0 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function limitFor(
@@ -324,9 +327,11 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
       it("a send-back returns with its LiteTopic's pending return, and books its own once that is near or past", async () => {
         const clock = new VirtualClock(0);
         const store = await open(clock);
-        const key = liteTopicReturnKey(`lt-${uid()}`);
-        const other = liteTopicReturnKey(`lt-${uid()}`);
-        const back = (k: string, ms: number) => store.sendBack({ key: k, ms, minMs: 50, maxMs: 60_000 });
+        const key = liteTopicReturnKey('m', `lt-${uid()}`);
+        const other = liteTopicReturnKey('m', `lt-${uid()}`);
+        // Each in a schedule of its own: this case is about the LiteTopic's return.
+        const back = (k: string, ms: number) =>
+          store.sendBack({ ...lone(), key: k, ms, minMs: 50, maxMs: 60_000, boundMs: 60_000 });
         expect(await back(key, 1_000)).toBe(1_000);
         await clock.advance(300);
         // Another message of the LiteTopic: the broker keeps one pause, so it comes back with the first.
@@ -347,8 +352,9 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
       it('a send-back never returns after its deadline, and one due before the pending return brings it forward', async () => {
         const clock = new VirtualClock(0);
         const store = await open(clock);
-        const key = liteTopicReturnKey(`lt-${uid()}`);
-        const back = (ms: number, maxMs: number) => store.sendBack({ key, ms, minMs: 50, maxMs });
+        const key = liteTopicReturnKey('m', `lt-${uid()}`);
+        const back = (ms: number, maxMs: number) =>
+          store.sendBack({ ...lone(), key, ms, minMs: 50, maxMs, boundMs: 60_000 });
         expect(await back(5_000, 3_000.5)).toBe(3_001);
         await clock.advance(1_000);
         // Due in 800 ms, before the LiteTopic's return at 3,001: its Suspend replaces the pause, so the
@@ -359,6 +365,39 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         // A deadline already past: the shortest Suspend, and the LiteTopic is back then.
         expect(await back(4_000, -20)).toBe(50);
         expect(await back(4_000, 60_000)).toBe(50);
+      });
+
+      it('send-backs of a tier return placeMs apart in one schedule, one held to the bound outside it, and a joined one still books its place', async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const model = `m-${uid()}`;
+        const batch = returnScheduleKey(model, 'batch');
+        const back = (liteTopic: string, ms: number, scheduleKey = batch) =>
+          store.sendBack({
+            key: liteTopicReturnKey(model, liteTopic),
+            scheduleKey,
+            ms,
+            placeMs: 300,
+            minMs: 50,
+            maxMs: 60_000,
+            boundMs: 5_000,
+          });
+        expect(await back('a', 1_000)).toBe(1_000);
+        // The room would have room sooner, but the place after a's is 300 ms later.
+        expect(await back('b', 500)).toBe(1_300);
+        expect(await back('c', 2_000)).toBe(2_000);
+        expect(await back('d', 100)).toBe(2_300);
+        // Held to the bound: it books no place, so the next one is not pushed past the bound too.
+        expect(await back('e', 6_000)).toBe(5_000);
+        expect(await back('f', 100)).toBe(2_600);
+        // Joins a's return, and books the place after f's all the same.
+        expect(await back('a', 100)).toBe(1_000);
+        expect(await back('g', 100)).toBe(3_200);
+        // Another tier keeps its own schedule.
+        expect(await back('h', 100, returnScheduleKey(model, 'offline'))).toBe(100);
+        // A schedule whose places are past starts from the room's own time again.
+        await clock.advance(10_000);
+        expect(await back('i', 400)).toBe(400);
       });
 
       it('slot leases bound concurrency and expire when not released', async () => {
