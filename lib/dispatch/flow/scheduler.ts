@@ -151,8 +151,6 @@ interface ModelFlows {
   inUse: Readonly<Record<string, number>>;
   /** This dispatcher's calls in flight: when each is expected to end (Infinity: speed not known yet). */
   calls: Map<string, number>;
-  /** Per tier: the next place in this dispatcher's own return schedule, used while the store does not answer. */
-  readonly sendBackAt: Map<string, number>;
   cancelKeepalive: (() => void) | undefined;
 }
 
@@ -205,7 +203,6 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       again: false,
       inUse: {},
       calls: new Map(),
-      sendBackAt: new Map(),
       cancelKeepalive: undefined,
     };
     models.set(model, m);
@@ -294,10 +291,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const keys = { key: liteTopicReturnKey(m.model, liteTopic), scheduleKey: returnScheduleKey(m.model, tier) };
       return await store.sendBack({ ...spec, ...keys });
     } catch {
-      // A store that does not answer: a place in this dispatcher's own schedule.
-      const decision = sendBackRule(spec, { pendingAt: undefined, nextAt: m.sendBackAt.get(tier) }, clock.now());
-      if (decision.nextAt !== undefined) m.sendBackAt.set(tier, decision.nextAt);
-      return decision.ms;
+      // A shared store is guarded (lib/store/guarded.ts) and answers from its fallback's own
+      // schedule; a bare store that throws leaves the room's own time, never an unsettled waiter.
+      return sendBackRule(spec, { pendingAt: undefined, nextAt: undefined }, now).ms;
     }
   }
 
