@@ -19,6 +19,12 @@
  * stands, an asker whose waiter's deadline is later may not take the last slot the
  * claimant could have had. Without it, one dispatcher's waiters can lose every
  * race to another's newer ones until they expire.
+ *
+ * Claims also carry the tier order across dispatchers: an ask that yields to heavier
+ * tiers (`yieldTo`, lib/dispatch/flow/tier-order.ts) leaves a slot to a heavier tier's
+ * claimant that could take it, and while such a claim stands its tier sets no reclaim
+ * mark (and drops its own), which would keep its idle reservation from the very tier
+ * it yields to.
  * The Lua twin is lib/store/redis/slot.ts.
  */
 import { own } from '../lookup.js';
@@ -157,11 +163,19 @@ export function takeSlot(
   claims: SlotClaims = {},
   /** When each call in flight is expected to end, in ms from now (mayTakeSlot). */
   endsInMs: readonly number[] = [],
+  /**
+   * Heavier tiers this ask yields to (tier-order.ts): while one has a claim, this tier sets no
+   * reclaim mark and drops its own, and a slot that claimant could take stays for it.
+   */
+  yieldTo: readonly string[] = [],
 ): { readonly granted: boolean; readonly marks: Record<string, number>; readonly claims: Record<string, SlotClaim> } {
   const live: Record<string, number> = {};
   for (const [name, until] of Object.entries(marks)) if (until > now) live[name] = until;
   const liveClaims: Record<string, SlotClaim> = {};
   for (const [name, c] of Object.entries(claims)) if (c.until > now && c.deadline > now) liveClaims[name] = c;
+  // A heavier tier waits in some dispatcher (its claim stands): this tier reclaims nothing from it.
+  const heavierWaits = yieldTo.filter((name) => name !== tier && own(liveClaims, name) !== undefined);
+  if (heavierWaits.length > 0) delete live[tier];
   const reclaiming = new Set(Object.keys(live));
   const held = own(inUse, tier) ?? 0;
   let granted = mayTakeSlot(spec, inUse, tier, reclaiming, endsInMs);
@@ -170,8 +184,16 @@ export function takeSlot(
     claim !== undefined && (ask === undefined || (claim.asker !== ask.asker && claim.deadline < ask.deadline));
   // An earlier waiter elsewhere: take a slot only if the claimant could still take one after it.
   if (granted && yields) granted = mayTakeSlot(spec, { ...inUse, [tier]: held + 1 }, tier, reclaiming, endsInMs);
+  // Likewise a heavier tier's claimant; a slot it could not take anyway still goes to this ask.
+  const after = { ...inUse, [tier]: held + 1 };
+  if (granted)
+    granted = !heavierWaits.some(
+      (name) =>
+        mayTakeSlot(spec, inUse, name, reclaiming, endsInMs) && !mayTakeSlot(spec, after, name, reclaiming, endsInMs),
+    );
   const reserved = own(spec.tiers, tier)?.reserved ?? 0;
-  if (!granted && held < reserved) live[tier] = Math.max(own(live, tier) ?? 0, now + reclaimMs);
+  if (!granted && heavierWaits.length === 0 && held < reserved)
+    live[tier] = Math.max(own(live, tier) ?? 0, now + reclaimMs);
   if (granted && (held + 1 >= reserved || !moreWaiting)) delete live[tier];
   const total = slotsInUse(inUse);
   // Only a full room is a race to win. Refused while a slot is free, the asker's own spec

@@ -170,6 +170,7 @@ export function createEmbeddedStore(clock: Clock): RateStore {
         claims.get(request.key),
         // Read only by a keep that depends on them, as in the Lua twin.
         request.releasesNear === undefined ? [] : [...leases.values()].map((l) => l.endsAt - now),
+        request.yieldTo,
       );
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);

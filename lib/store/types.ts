@@ -127,6 +127,12 @@ export interface SlotRequest extends GateSpec {
   readonly deadline?: number;
   /** How long the call is expected to hold the slot; unknown, it never counts as ending soon. */
   readonly expectedMs?: number;
+  /**
+   * Heavier tiers this ask yields to (tier-order.ts): while one of them has a claim (a waiter
+   * refused by a full room, in any dispatcher) and could take the slot, the ask is refused
+   * and the slot stays for it. A slot the heavier tier could not take still goes to the ask.
+   */
+  readonly yieldTo?: readonly string[];
 }
 
 export type SlotDecision =

@@ -376,6 +376,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     };
     for (const { tier, yields } of tierOrder(waitingTiers, gate.weights, m.inUse, pressed)) {
       const q = m.tiers.get(tier)!;
+      // Unpressed, it yields to heavier tiers waiting in other dispatchers too: the gate sees their claims.
+      const weight = weightOf(gate, tier);
+      const yieldTo = pressed(tier) ? [] : [...gate.weights.keys()].filter((name) => weightOf(gate, name) > weight);
       const w = q.peek(spread);
       if (!w) continue;
       const now = clock.now();
@@ -395,6 +398,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         asker,
         deadline: w.deadline,
         expectedMs: callMs,
+        yieldTo,
       });
       m.inUse = decision.inUse;
       if (decision.granted) {

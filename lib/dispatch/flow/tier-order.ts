@@ -16,6 +16,14 @@
  * reservation set aside, gate-spec.ts `asBorrower`): a slot the heavier tiers
  * cannot take because nobody may lend it to them (an active lender's headroom)
  * stays with its lender; any other slot they leave still goes to it.
+ *
+ * A dispatcher sees only its own waiters, so a tier with slack also yields to heavier
+ * tiers waiting in other dispatchers: it names them in its ask (`yieldTo`), and the
+ * shared gate, which holds every dispatcher's claims, keeps a slot for such a tier's
+ * claimant when it could take it (lib/limits/capacity-gate.ts, takeSlot). Without it,
+ * with two dispatchers, offline started on one while batch waited on the other, and
+ * batch expired at its 5 minutes (`mixed-overload --dispatchers 2`: batch 98.84 %,
+ * offline 100 %).
  */
 
 export interface TierWeight {

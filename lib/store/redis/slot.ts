@@ -45,7 +45,8 @@ export const SLOT_RETRY_CAP_MS = 100;
  * ARGV: now ('' = Redis TIME), tier, capacity, lease id, lease ms, gc slack, retry cap,
  *       reclaim ms, more waiting (1/0), asker ('' = none), deadline ('' = none),
  *       expected ms ('' = not known), releases near ('' = none), tier count,
- *       then per tier: name, reserved, lendable, keep, keep-unless-ends-within ms ('' = none).
+ *       then per tier: name, reserved, lendable, keep, keep-unless-ends-within ms ('' = none),
+ *       then the tiers it yields to (takeSlot's yieldTo), each one argument.
  * Reply: granted, retryAfterMs, then tier/count pairs in use (after a grant, including it).
  */
 export const ACQUIRE_SLOT = defineScript(
@@ -67,7 +68,8 @@ local expectedMs = tonumber(ARGV[12])
 local releasesNear = tonumber(ARGV[13])
 local spec = {}
 local names = {}
-for i = 1, tonumber(ARGV[14]) do
+local tierCount = tonumber(ARGV[14])
+for i = 1, tierCount do
   local at = 9 + i * 5
   local name = ARGV[at + 1]
   spec[name] = {
@@ -122,12 +124,18 @@ for i = 1, #claimsFlat, 2 do
   end
 end
 if #deadClaims > 0 then redis.call('HDEL', KEYS[4], unpack(deadClaims)) end
+-- a heavier tier waits in some dispatcher (its claim stands): this tier reclaims nothing from it
+local heavierWaits = {}
+for i = 15 + tierCount * 5, #ARGV do
+  if ARGV[i] ~= tier and claims[ARGV[i]] ~= nil then heavierWaits[#heavierWaits + 1] = ARGV[i] end
+end
+if #heavierWaits > 0 and marks[tier] then
+  marks[tier] = nil
+  redis.call('HDEL', KEYS[3], tier)
+end
 
--- mayTakeSlot with the live marks, the asker's tier holding \`extra\` more
-local own = inUse[tier] or 0
-local reserved = 0
-if spec[tier] then reserved = spec[tier].reserved end
-local function may_take(extra)
+-- mayTakeSlot with the live marks for tier \`who\`, the asker's tier holding \`extra\` more
+local function may_take_for(who, extra)
   local total, borrowed, reservedSum, lendOffer = 0, 0, 0, 0
   for _, name in ipairs(names) do
     local share = spec[name]
@@ -135,7 +143,7 @@ local function may_take(extra)
     if name == tier then used = used + extra end
     reservedSum = reservedSum + share.reserved
     borrowed = borrowed + math.max(0, used - share.reserved)
-    if name ~= tier and marks[name] == nil then
+    if name ~= who and marks[name] == nil then
       lendOffer = lendOffer + math.min(math.max(0, share.reserved - used - share.keep), share.lendable)
     end
   end
@@ -146,17 +154,31 @@ local function may_take(extra)
   total = total + extra
   if spec[tier] == nil then borrowed = borrowed + extra end
   if total >= capacity then return false end
-  if own + extra < reserved then return true end
+  local held = inUse[who] or 0
+  if who == tier then held = held + extra end
+  local whoReserved = 0
+  if spec[who] then whoReserved = spec[who].reserved end
+  if held < whoReserved then return true end
   return borrowed + 1 <= math.max(0, capacity - reservedSum) + lendOffer
 end
+local function may_take(extra) return may_take_for(tier, extra) end
+local own = inUse[tier] or 0
+local reserved = 0
+if spec[tier] then reserved = spec[tier].reserved end
 
 -- takeSlot: an earlier waiter's claim elsewhere leaves it the last slot it could take; then marks and claims to keep
 local may = may_take(0)
 local claim = claims[tier]
 local yields = claim ~= nil and ((not hasAsk) or (claim.asker ~= asker and claim.deadline < askDeadline))
 if may and yields then may = may_take(1) end
+-- likewise a heavier tier's claimant; a slot it could not take anyway still goes to this ask
+if may then
+  for _, heavier in ipairs(heavierWaits) do
+    if may_take_for(heavier, 0) and not may_take_for(heavier, 1) then may = false end
+  end
+end
 
-if not may and own < reserved then
+if not may and #heavierWaits == 0 and own < reserved then
   marks[tier] = math.max(marks[tier] or 0, now + reclaimMs)
   redis.call('HSET', KEYS[3], tier, fmt(marks[tier]))
   local latest = now
@@ -240,6 +262,7 @@ export async function acquireSlotScript(
       String(share.keep ?? 0),
       finiteOrBlank(share.keepUnlessEndsWithinMs),
     );
+  args.push(...(request.yieldTo ?? []));
   const keys = [
     request.key,
     slotTiersKey(request.key),

@@ -215,6 +215,52 @@ describe('capacity gate', () => {
     });
   });
 
+  describe('takeSlot yielding to heavier tiers (yieldTo)', () => {
+    // 4 slots: realtime reserves 2, batch 1, offline 1. Batch waits in another dispatcher: its claim stands.
+    const tiers = (offlineLends: number) => ({
+      capacity: 4,
+      tiers: {
+        realtime: { reserved: 2, lendable: 0 },
+        batch: { reserved: 1, lendable: 0 },
+        offline: { reserved: 1, lendable: offlineLends },
+      },
+    });
+    const claims = { batch: { asker: 'd1', deadline: 9_000, until: 2_000 } };
+    const offline = { asker: 'd0', deadline: 3_600_000 };
+    const take = (
+      gate: ReturnType<typeof tiers>,
+      inUse: Record<string, number>,
+      marks = {},
+      yieldTo = ['realtime', 'batch'],
+    ) => takeSlot(gate, inUse, 'offline', marks, 1_000, 1_000, true, offline, claims, [], yieldTo);
+
+    it('leaves the claimant a slot it could take, its own reservation included, and drops its reclaim mark', () => {
+      // The free slot is offline's own, and offline lends it: batch could take it.
+      expect(take(tiers(1), { realtime: 2, batch: 1 }, { offline: 1_500 })).toEqual({
+        granted: false,
+        marks: {},
+        claims,
+      });
+      // Pressed, it yields to nothing: its reservation is its own.
+      expect(take(tiers(1), { realtime: 2, batch: 1 }, {}, []).granted).toBe(true);
+      // With no claim standing, nothing waits to yield to.
+      expect(
+        takeSlot(tiers(1), { realtime: 2, batch: 1 }, 'offline', {}, 1_000, 1_000, true, offline, {}, [], ['batch'])
+          .granted,
+      ).toBe(true);
+    });
+
+    it('takes a slot the claimant could not take anyway', () => {
+      // Offline lends nothing, realtime lends nothing: batch, at its reservation, may not borrow the free slots.
+      expect(take(tiers(0), { realtime: 1, batch: 1 }).granted).toBe(true);
+    });
+
+    it('refused by a full room, sets no reclaim mark: it would keep its idle slot from the tier it yields to', () => {
+      expect(take(tiers(1), { realtime: 2, batch: 2 }).marks).toEqual({});
+      expect(take(tiers(1), { realtime: 2, batch: 2 }, {}, []).marks).toEqual({ offline: 2_000 });
+    });
+  });
+
   it('never exceeds capacity, and never refuses a tier under its reservation while a slot is free (property)', () => {
     const tiers = ['realtime', 'batch', 'offline'];
     fc.assert(

@@ -730,6 +730,53 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         });
       });
 
+      it('an ask that yields to heavier tiers leaves a slot to one waiting elsewhere, reclaims nothing from it, and takes a slot it could not take', async () => {
+        const clock = new VirtualClock(10_000);
+        const store = await open(clock);
+        const key = slotGateKey(`m-${uid()}`);
+        const tiers = {
+          realtime: { reserved: 2, lendable: 0 },
+          batch: { reserved: 1, lendable: 0 },
+          offline: { reserved: 1, lendable: 1 },
+        };
+        const take = (tier: string, leaseId: string, asker: string, yieldTo?: string[]) =>
+          store.acquireSlot({
+            key,
+            capacity: 4,
+            tiers,
+            leaseMs: 60_000,
+            reclaimMs: 1_000,
+            tier,
+            leaseId,
+            asker,
+            deadline: clock.now() + (tier === 'offline' ? 3_600_000 : 60_000),
+            ...(yieldTo ? { yieldTo } : {}),
+          });
+        const heavier = ['realtime', 'batch'];
+        for (const id of ['r0', 'r1']) expect((await take('realtime', id, 'd9')).granted).toBe(true);
+        // Batch borrows offline's idle slot; offline, refused by the full room below its reservation, reclaims it.
+        for (const id of ['b0', 'b1']) expect((await take('batch', id, 'd9')).granted).toBe(true);
+        expect((await take('offline', 'o0', 'd0', heavier)).granted).toBe(false);
+        // Batch waits in d1: refused by the full room, it claims its tier.
+        expect((await take('batch', 'b2', 'd1')).granted).toBe(false);
+        await store.releaseSlot(key, 'b1');
+        // Offline yields its slot to batch's claimant and drops its mark, so batch may borrow the slot.
+        expect((await take('offline', 'o1', 'd0', heavier)).granted).toBe(false);
+        expect(await take('batch', 'b3', 'd1')).toEqual({ granted: true, inUse: { realtime: 2, batch: 2 } });
+        // Refused by the full room while batch waits, offline sets no mark: batch borrows its slot again.
+        expect((await take('batch', 'b4', 'd1')).granted).toBe(false);
+        expect((await take('offline', 'o2', 'd0', heavier)).granted).toBe(false);
+        await store.releaseSlot(key, 'b3');
+        expect((await take('batch', 'b5', 'd1')).granted).toBe(true);
+        expect((await take('batch', 'b6', 'd1')).granted).toBe(false);
+        await store.releaseSlot(key, 'r0');
+        // A realtime slot, which batch may not borrow (realtime lends nothing): offline takes it.
+        expect(await take('offline', 'o3', 'd0', heavier)).toEqual({
+          granted: true,
+          inUse: { realtime: 1, batch: 2, offline: 1 },
+        });
+      });
+
       it('a tier refused at or above its reservation sets no reclaim mark', async () => {
         const store = await open(new VirtualClock(0));
         const gate = {
@@ -788,6 +835,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
             leaseMs: fc.integer({ min: 1, max: 3000 }),
             reclaimMs: fc.option(fc.integer({ min: 0, max: 3000 }), { nil: undefined }),
             moreWaiting: fc.option(fc.boolean(), { nil: undefined }),
+            yieldTo: fc.option(fc.subarray(['realtime', 'batch', 'offline', 'other']), { nil: undefined }),
             ask: fc.option(
               fc.record({
                 asker: fc.constantFrom('d0', 'd1', 'd2'),
@@ -888,6 +936,7 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
                         leaseMs: step.leaseMs,
                         reclaimMs: step.reclaimMs,
                         moreWaiting: step.moreWaiting,
+                        ...(step.yieldTo ? { yieldTo: step.yieldTo } : {}),
                         ...(step.ask
                           ? { asker: step.ask.asker, deadline: clock.now() + step.ask.deadlineIn + step.ask.fraction }
                           : {}),
@@ -906,6 +955,68 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
             },
           ),
           { numRuns: 60 },
+        );
+      });
+
+      // Slots alone, in long sequences where every ask names its asker: claims stand often enough
+      // for the asks that yield to heavier tiers to meet them (the mixed sequences above rarely do).
+      it('slot decisions with claims and yielding asks are identical step by step', async () => {
+        const slotOps = fc.oneof(
+          {
+            arbitrary: fc.record({
+              op: fc.constant('acquire' as const),
+              tier: fc.constantFrom('realtime', 'batch', 'offline'),
+              lease: fc.integer({ min: 0, max: 9 }),
+              asker: fc.constantFrom('d0', 'd1'),
+              deadlineIn: fc.integer({ min: 100, max: 5_000 }),
+              yieldTo: fc.subarray(['realtime', 'batch', 'offline']),
+            }),
+            weight: 4,
+          },
+          {
+            arbitrary: fc.record({ op: fc.constant('release' as const), lease: fc.integer({ min: 0, max: 9 }) }),
+            weight: 2,
+          },
+          {
+            arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 800 }) }),
+            weight: 1,
+          },
+        );
+        await fc.assert(
+          fc.asyncProperty(gateArb, fc.array(slotOps, { minLength: 20, maxLength: 60 }), async (g, steps) => {
+            const clock = new VirtualClock(1_000_000);
+            const store = await makeStore(clock);
+            const reference = createEmbeddedStore(clock);
+            const gate = {
+              key: slotGateKey(`m-${uid()}`),
+              capacity: g.capacity,
+              tiers: { realtime: g.realtime, batch: g.batch, offline: g.offline },
+              leaseMs: 60_000,
+              reclaimMs: 1_000,
+            };
+            for (const step of steps) {
+              const both = async <T>(f: (s: RateStore) => Promise<T>): Promise<T> => {
+                const [got, want] = await Promise.all([f(store), f(reference)]);
+                expect(got, JSON.stringify(step)).toEqual(want);
+                return want;
+              };
+              if (step.op === 'acquire')
+                await both((s) =>
+                  s.acquireSlot({
+                    ...gate,
+                    tier: step.tier,
+                    leaseId: `l${step.lease}`,
+                    asker: step.asker,
+                    deadline: clock.now() + step.deadlineIn,
+                    yieldTo: step.yieldTo,
+                  }),
+                );
+              else if (step.op === 'release') await both((s) => s.releaseSlot(gate.key, `l${step.lease}`));
+              else await clock.advance(step.ms);
+            }
+            await store.close();
+          }),
+          { numRuns: 40 },
         );
       });
     });

@@ -186,6 +186,32 @@ describe('flow control', () => {
     expect(await run(1_000_000)).toBeGreaterThanOrEqual(1);
   });
 
+  it('a lighter tier with slack yields to a heavier tier waiting in another dispatcher; pressed, it does not', async () => {
+    const run = async (offlineSlackMs: number) => {
+      // Offline waits here, batch in another dispatcher: this one's tier order never sees batch.
+      const { clock, ask: here, flowControl, askOf } = setup({ slots: 8 });
+      const there = askOf(flowControl());
+      const holders = await Promise.all(Array.from({ length: 8 }, () => here('realtime')));
+      const started: string[] = [];
+      const track = (tier: string, v: Promise<Verdict>) =>
+        void v.then((r) => r.kind === 'granted' && started.push(tier));
+      for (let i = 0; i < 4; i++)
+        track('offline', here('offline', 'o', 'o', { deadline: clock.now() + offlineSlackMs }));
+      for (let i = 0; i < 12; i++) track('batch', there('batch', 'b', 'b', { deadline: clock.now() + 300_000 }));
+      // Offline's reclaim mark lapses; batch's claim stands, renewed by its keep-alive.
+      await clock.advance(1_100);
+      expect(started).toEqual([]);
+      for (const h of holders) {
+        await granted(h).release(10_000);
+        await clock.advance(1);
+      }
+      expect(started).toHaveLength(8);
+      return started.filter((t) => t === 'offline').length;
+    };
+    expect(await run(3_600_000)).toBe(0);
+    expect(await run(1_000_000)).toBeGreaterThanOrEqual(1);
+  });
+
   it('answers at once a request that cannot start before its deadline given the work ahead of it', async () => {
     const { clock, ask } = setup({ slots: 1 });
     // Teach it the model's speed: 100 tokens held the slot 1 s.
