@@ -150,6 +150,22 @@ export function mayTakeSlot(
  * and so does a grant to an asker with nothing more of the tier waiting
  * (`moreWaiting` false): the mark stands for demand, and that demand is served.
  */
+/** What a slot decision reads besides the counts and the marks; every part optional. */
+export interface SlotTakeOptions {
+  /** Whether the asker holds more of the tier waiting after this one (default true). */
+  readonly moreWaiting?: boolean;
+  /** The asker and its waiter's deadline; without it the ask claims nothing and yields to every claim. */
+  readonly ask?: SlotAsker;
+  readonly claims?: SlotClaims;
+  /** When each call in flight is expected to end, in ms from now (mayTakeSlot). */
+  readonly endsInMs?: readonly number[];
+  /**
+   * Heavier tiers this ask yields to (tier-order.ts): while one has a claim, this tier sets no
+   * reclaim mark and drops its own, and a slot that claimant could take stays for it.
+   */
+  readonly yieldTo?: readonly string[];
+}
+
 export function takeSlot(
   spec: GateSpec,
   inUse: Readonly<Record<string, number>>,
@@ -157,18 +173,9 @@ export function takeSlot(
   marks: ReclaimMarks,
   now: number,
   reclaimMs: number,
-  moreWaiting = true,
-  /** The asker and its waiter's deadline; without it the ask claims nothing and yields to every claim. */
-  ask?: SlotAsker,
-  claims: SlotClaims = {},
-  /** When each call in flight is expected to end, in ms from now (mayTakeSlot). */
-  endsInMs: readonly number[] = [],
-  /**
-   * Heavier tiers this ask yields to (tier-order.ts): while one has a claim, this tier sets no
-   * reclaim mark and drops its own, and a slot that claimant could take stays for it.
-   */
-  yieldTo: readonly string[] = [],
+  options: SlotTakeOptions = {},
 ): { readonly granted: boolean; readonly marks: Record<string, number>; readonly claims: Record<string, SlotClaim> } {
+  const { moreWaiting = true, ask, claims = {}, endsInMs = [], yieldTo = [] } = options;
   const live: Record<string, number> = {};
   for (const [name, until] of Object.entries(marks)) if (until > now) live[name] = until;
   const liveClaims: Record<string, SlotClaim> = {};

@@ -158,20 +158,14 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       const leases = leasesOf(request.key, now);
       const inUse = countByTier(leases);
       const marks = reclaims.get(request.key) ?? {};
-      const decision = takeSlot(
-        request,
-        inUse,
-        request.tier,
-        marks,
-        now,
-        request.reclaimMs ?? DEFAULT_RECLAIM_MS,
-        request.moreWaiting ?? true,
-        slotAsk(request),
-        claims.get(request.key),
+      const decision = takeSlot(request, inUse, request.tier, marks, now, request.reclaimMs ?? DEFAULT_RECLAIM_MS, {
+        moreWaiting: request.moreWaiting ?? true,
+        ask: slotAsk(request),
+        claims: claims.get(request.key),
         // Read only by a keep that depends on them, as in the Lua twin.
-        request.releasesNear === undefined ? [] : [...leases.values()].map((l) => l.endsAt - now),
-        request.yieldTo,
-      );
+        endsInMs: request.releasesNear === undefined ? [] : [...leases.values()].map((l) => l.endsAt - now),
+        yieldTo: request.yieldTo,
+      });
       if (Object.keys(decision.marks).length > 0) reclaims.set(request.key, decision.marks);
       else reclaims.delete(request.key);
       if (Object.keys(decision.claims).length > 0) claims.set(request.key, decision.claims);

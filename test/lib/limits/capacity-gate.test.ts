@@ -125,50 +125,31 @@ describe('capacity gate', () => {
     const d1 = { asker: 'd1', deadline: 5_000 };
 
     it('a refused ask claims its tier; a later deadline elsewhere yields the last slot the claimant could take, an earlier one does not', () => {
-      const refused = takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_000, 1_000, true, d1);
+      const refused = takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_000, 1_000, { ask: d1 });
       expect(refused.claims).toEqual({ realtime: { ...d1, until: 2_000 } });
-      const later = takeSlot(
-        spec,
-        { realtime: 2 },
-        'realtime',
-        {},
-        1_100,
-        1_000,
-        true,
-        { asker: 'd0', deadline: 6_000 },
-        refused.claims,
-      );
+      const later = takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, {
+        ask: { asker: 'd0', deadline: 6_000 },
+        claims: refused.claims,
+      });
       // Refused below its reservation, the tier is marked reclaiming too: nobody borrows the slot the claimant awaits.
       expect(later).toEqual({ granted: false, marks: { realtime: 2_100 }, claims: refused.claims });
       // Two free: the later one takes one and leaves the claimant the other.
       expect(
-        takeSlot(
-          spec,
-          { realtime: 1 },
-          'realtime',
-          {},
-          1_100,
-          1_000,
-          true,
-          { asker: 'd0', deadline: 6_000 },
-          refused.claims,
-        ).granted,
+        takeSlot(spec, { realtime: 1 }, 'realtime', {}, 1_100, 1_000, {
+          ask: { asker: 'd0', deadline: 6_000 },
+          claims: refused.claims,
+        }).granted,
       ).toBe(true);
       expect(
-        takeSlot(
-          spec,
-          { realtime: 2 },
-          'realtime',
-          {},
-          1_100,
-          1_000,
-          true,
-          { asker: 'd2', deadline: 4_000 },
-          refused.claims,
-        ).granted,
+        takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, {
+          ask: { asker: 'd2', deadline: 4_000 },
+          claims: refused.claims,
+        }).granted,
       ).toBe(true);
       // The claimant's grant ends its claim.
-      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, true, d1, refused.claims)).toEqual({
+      expect(
+        takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_100, 1_000, { ask: d1, claims: refused.claims }),
+      ).toEqual({
         granted: true,
         marks: {},
         claims: {},
@@ -182,32 +163,40 @@ describe('capacity gate', () => {
       };
       const lending = { ...strict, tiers: { ...strict.tiers, realtime: { reserved: 2, lendable: 1 } } };
       const d0 = { asker: 'd0', deadline: 9_000 };
-      const full = takeSlot(strict, { realtime: 2, batch: 1 }, 'batch', {}, 1_000, 1_000, true, d1);
+      const full = takeSlot(strict, { realtime: 2, batch: 1 }, 'batch', {}, 1_000, 1_000, { ask: d1 });
       expect(full.claims).toEqual({ batch: { ...d1, until: 2_000 } });
       // A realtime slot frees: d0 could borrow it, but yields to d1's claim...
       expect(
-        takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d0, full.claims).granted,
+        takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, { ask: d0, claims: full.claims })
+          .granted,
       ).toBe(false);
       // ... d1's own spec lends it nothing, so its refusal ends the claim...
-      const refused = takeSlot(strict, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d1, full.claims);
+      const refused = takeSlot(strict, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, {
+        ask: d1,
+        claims: full.claims,
+      });
       expect(refused).toEqual({ granted: false, marks: {}, claims: {} });
       // ... and d0 takes the slot instead of leaving it idle.
       expect(
-        takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, true, d0, refused.claims).granted,
+        takeSlot(lending, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, { ask: d0, claims: refused.claims })
+          .granted,
       ).toBe(true);
     });
 
     it('a claim ends at its lapse or its deadline; an earlier refused deadline takes it over', () => {
       const claims = { realtime: { ...d1, until: 2_000 } };
       const later = { asker: 'd0', deadline: 9_000 };
-      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 2_000, 1_000, true, later, claims).granted).toBe(true);
+      expect(takeSlot(spec, { realtime: 2 }, 'realtime', {}, 2_000, 1_000, { ask: later, claims }).granted).toBe(true);
       expect(
-        takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_500, 1_000, true, later, {
-          realtime: { ...d1, deadline: 1_500, until: 2_000 },
+        takeSlot(spec, { realtime: 2 }, 'realtime', {}, 1_500, 1_000, {
+          ask: later,
+          claims: {
+            realtime: { ...d1, deadline: 1_500, until: 2_000 },
+          },
         }).granted,
       ).toBe(true);
       expect(
-        takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_500, 1_000, true, { asker: 'd2', deadline: 4_000 }, claims)
+        takeSlot(spec, { realtime: 3 }, 'realtime', {}, 1_500, 1_000, { ask: { asker: 'd2', deadline: 4_000 }, claims })
           .claims,
       ).toEqual({
         realtime: { asker: 'd2', deadline: 4_000, until: 2_500 },
@@ -232,7 +221,7 @@ describe('capacity gate', () => {
       inUse: Record<string, number>,
       marks = {},
       yieldTo = ['realtime', 'batch'],
-    ) => takeSlot(gate, inUse, 'offline', marks, 1_000, 1_000, true, offline, claims, [], yieldTo);
+    ) => takeSlot(gate, inUse, 'offline', marks, 1_000, 1_000, { ask: offline, claims, yieldTo });
 
     it('leaves the claimant a slot it could take, its own reservation included, and drops its reclaim mark', () => {
       // The free slot is offline's own, and offline lends it: batch could take it.
@@ -245,8 +234,11 @@ describe('capacity gate', () => {
       expect(take(tiers(1), { realtime: 2, batch: 1 }, {}, []).granted).toBe(true);
       // With no claim standing, nothing waits to yield to.
       expect(
-        takeSlot(tiers(1), { realtime: 2, batch: 1 }, 'offline', {}, 1_000, 1_000, true, offline, {}, [], ['batch'])
-          .granted,
+        takeSlot(tiers(1), { realtime: 2, batch: 1 }, 'offline', {}, 1_000, 1_000, {
+          ask: offline,
+          claims: {},
+          yieldTo: ['batch'],
+        }).granted,
       ).toBe(true);
     });
 
