@@ -143,13 +143,6 @@ export function mayTakeSlot(
   return borrowed + 1 <= unreserved + lendOffer;
 }
 
-/**
- * One slot decision with its reclaim marks: the marks it reads (expired ones
- * dropped) and the marks to keep. A refusal below the tier's reservation marks it
- * (never shortening a mark); a grant that brings it to its reservation clears it,
- * and so does a grant to an asker with nothing more of the tier waiting
- * (`moreWaiting` false): the mark stands for demand, and that demand is served.
- */
 /** What a slot decision reads besides the counts and the marks; every part optional. */
 export interface SlotTakeOptions {
   /** Whether the asker holds more of the tier waiting after this one (default true). */
@@ -166,6 +159,13 @@ export interface SlotTakeOptions {
   readonly yieldTo?: readonly string[];
 }
 
+/**
+ * One slot decision with its reclaim marks: the marks it reads (expired ones
+ * dropped) and the marks to keep. A refusal below the tier's reservation marks it
+ * (never shortening a mark); a grant that brings it to its reservation clears it,
+ * and so does a grant to an asker with nothing more of the tier waiting
+ * (`moreWaiting` false): the mark stands for demand, and that demand is served.
+ */
 export function takeSlot(
   spec: GateSpec,
   inUse: Readonly<Record<string, number>>,
@@ -190,9 +190,9 @@ export function takeSlot(
   const yields =
     claim !== undefined && (ask === undefined || (claim.asker !== ask.asker && claim.deadline < ask.deadline));
   // An earlier waiter elsewhere: take a slot only if the claimant could still take one after it.
-  if (granted && yields) granted = mayTakeSlot(spec, { ...inUse, [tier]: held + 1 }, tier, reclaiming, endsInMs);
-  // Likewise a heavier tier's claimant; a slot it could not take anyway still goes to this ask.
   const after = { ...inUse, [tier]: held + 1 };
+  if (granted && yields) granted = mayTakeSlot(spec, after, tier, reclaiming, endsInMs);
+  // Likewise a heavier tier's claimant; a slot it could not take anyway still goes to this ask.
   if (granted)
     granted = !heavierWaits.some(
       (name) =>

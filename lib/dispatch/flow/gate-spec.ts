@@ -27,6 +27,8 @@ export interface ModelGate {
   readonly shortCallMs: ReadonlyMap<string, number>;
   /** Per tier: the policy's maximum queue wait. */
   readonly maxWaitMs: ReadonlyMap<string, number>;
+  /** Per tier: the tiers of greater weight, which it yields to while its work has slack (tier-order.ts). */
+  readonly heavier: ReadonlyMap<string, readonly string[]>;
 }
 
 const cache = new WeakMap<Policy, Map<string, ModelGate>>();
@@ -58,7 +60,10 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
   const weights = new Map(tiers.map(([name, t]) => [name, { reserved: open.tiers[name]!.reserved, weight: t.weight }]));
   const shortCallMs = new Map(tiers.map(([name, t]) => [name, SHORT_CALL_SHARE_OF_WAIT * t.maxQueueWaitMs]));
   const maxWaitMs = new Map(tiers.map(([name, t]) => [name, t.maxQueueWaitMs]));
-  gate = { open, weights, shortCallMs, maxWaitMs };
+  const heavier = new Map(
+    tiers.map(([name, t]) => [name, tiers.filter(([, other]) => other.weight > t.weight).map(([other]) => other)]),
+  );
+  gate = { open, weights, shortCallMs, maxWaitMs, heavier };
   byModel.set(key, gate);
   return gate;
 }

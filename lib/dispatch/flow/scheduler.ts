@@ -376,11 +376,11 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     };
     for (const { tier, yields } of tierOrder(waitingTiers, gate.weights, m.inUse, pressed)) {
       const q = m.tiers.get(tier)!;
-      // Unpressed, it yields to heavier tiers waiting in other dispatchers too: the gate sees their claims.
-      const weight = weightOf(gate, tier);
-      const yieldTo = pressed(tier) ? [] : [...gate.weights.keys()].filter((name) => weightOf(gate, name) > weight);
       const w = q.peek(spread);
       if (!w) continue;
+      // Unpressed, it yields to heavier tiers waiting in other dispatchers too: the gate sees their claims.
+      const heavier = gate.heavier.get(tier) ?? [];
+      const yieldTo = heavier.length > 0 && !pressed(tier) ? heavier : [];
       const now = clock.now();
       const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;
       const callMs = speed.estimateMs(m.model, w.estimate);

@@ -108,3 +108,13 @@ describe('asBorrower: a yielding tier takes nothing on the strength of its own r
     expect(mayTakeSlot(asBorrower(headroom, 'offline'), used, 'offline')).toBe(true);
   });
 });
+
+describe('modelGate', () => {
+  it('names for each tier the tiers of greater weight, which it yields to while its work has slack', () => {
+    expect(Object.fromEntries(gate.heavier)).toEqual({
+      realtime: [],
+      batch: ['realtime'],
+      offline: ['realtime', 'batch'],
+    });
+  });
+});
