@@ -15,7 +15,7 @@ import { renderTable } from './lib/tables.js';
 import type { LabEngine } from './lib/engine.js';
 import { startRealEngine } from './lib/real-engine.js';
 import { StalledRun } from './lib/stall.js';
-import { parseJsonlTrace } from './lib/trace.js';
+import { parseJsonlTrace, type TraceEvent } from './lib/trace.js';
 import { isolation } from './scenarios/isolation.js';
 import { mixedOverload } from './scenarios/mixed-overload.js';
 import { replay } from './scenarios/replay.js';
@@ -212,10 +212,26 @@ export function charts(o: ScenarioOutput): Record<string, string> {
   return {};
 }
 
+/** The trace at `path`; what is wrong with it is said in plain words (the file, the line), never as a stack. */
+function readTrace(path: string): TraceEvent[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`--trace ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  try {
+    return parseJsonlTrace(text);
+  } catch (error) {
+    throw new Error(`--trace ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 export async function runScenario(
   options: CliOptions,
   log: (line: string) => void,
   engine?: LabEngine,
+  trace: TraceEvent[] | undefined = options.tracePath ? readTrace(options.tracePath) : undefined,
 ): Promise<ScenarioOutput> {
   const ctx: ScenarioContext = {
     seed: options.seed,
@@ -223,7 +239,7 @@ export async function runScenario(
     flags: options.flags,
     log,
     ...(engine ? { engine } : {}),
-    ...(options.tracePath ? { trace: parseJsonlTrace(readFileSync(options.tracePath, 'utf8')) } : {}),
+    ...(trace ? { trace } : {}),
   };
   return SCENARIOS[options.scenario]!.run(ctx);
 }
@@ -241,8 +257,11 @@ async function main(): Promise<number> {
     return new Promise(() => {});
   }
   let options: CliOptions;
+  let trace: TraceEvent[] | undefined;
   try {
     options = parseArgs(process.argv.slice(2));
+    // Before any engine starts: a bad trace is said at once, not after a broker's minute.
+    trace = options.tracePath ? readTrace(options.tracePath) : undefined;
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
@@ -264,7 +283,7 @@ async function main(): Promise<number> {
   };
   process.once('beforeExit', silent);
   try {
-    output = await runScenario(options, log, engine);
+    output = await runScenario(options, log, engine, trace);
   } finally {
     process.off('beforeExit', silent);
     await engine?.close();

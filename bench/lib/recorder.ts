@@ -148,16 +148,17 @@ export class Recorder {
 
   /** Per account: attempts, successes, refusals. */
   accounts(): Record<string, { tier: string; sent: number; ok: number; refused: number }> {
-    const out: Record<string, { tier: string; sent: number; ok: number; refused: number }> = {};
+    const out = new Map<string, { tier: string; sent: number; ok: number; refused: number }>();
     for (const a of this.attempts) {
-      const r = (out[a.account] ??= { tier: a.tier, sent: 0, ok: 0, refused: 0 });
+      let r = out.get(a.account);
+      if (!r) out.set(a.account, (r = { tier: a.tier, sent: 0, ok: 0, refused: 0 }));
       r.sent++;
       if (a.status !== undefined) {
         if (isOk(a.status)) r.ok++;
         else r.refused++;
       }
     }
-    return sortKeys(out);
+    return sortKeys(Object.fromEntries(out));
   }
 }
 

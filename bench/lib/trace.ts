@@ -8,6 +8,7 @@
  * UI does, and the lab measures its time to first token.
  */
 import { z } from 'zod';
+import { PolicyName } from '../../lib/policy/schema.js';
 import type { Rng } from './rng.js';
 
 /** How the client behind a request reacts to a refusal (429, 503, 504, 502). */
@@ -186,14 +187,12 @@ function event(source: Source, t: number, streams: () => boolean): TraceEvent {
 const JsonlLine = z
   .object({
     t: z.union([z.number().nonnegative(), z.string().datetime({ offset: true })]),
-    account: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64'),
-    model: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64'),
+    // The policy's own rule: a name it would refuse (or read as Object.prototype's) never gets this far.
+    account: PolicyName,
+    model: PolicyName,
     tokens: z.number().int().positive(),
-    tier: z.string().min(1).optional(),
-    tenant: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/)
-      .optional(),
+    tier: PolicyName.optional(),
+    tenant: PolicyName.optional(),
     stream: z.boolean().optional(),
   })
   .strict();

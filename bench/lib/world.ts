@@ -74,7 +74,7 @@ export const apiKey = (account: string) => `sk-lab-${account}`;
  */
 export function worldPolicyInput(world: World, epoch = LAB_EPOCH): PolicyInput {
   const tenants: PolicyInput['tenants'] = { ...world.tenants };
-  for (const a of Object.values(world.accounts)) tenants[a.tenant] ??= {};
+  for (const a of Object.values(world.accounts)) if (!Object.hasOwn(tenants, a.tenant)) tenants[a.tenant] = {};
   return {
     tiers: world.tiers ?? defaultTiers,
     defaults: world.defaults ?? defaultLimits,

@@ -60,7 +60,8 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
     const tier = e.tier ?? 'realtime';
     if (!tiers.has(tier))
       throw new Error(`trace: unknown tier "${tier}" for account ${e.account} (known: ${[...tiers].join(', ')})`);
-    accounts[e.account] ??= {
+    if (Object.hasOwn(accounts, e.account)) continue;
+    accounts[e.account] = {
       tenant: e.tenant ?? e.account,
       tier,
       ...(intFlag(ctx.flags, 'account-rpm') ? { limits: { rpm: intFlag(ctx.flags, 'account-rpm')! } } : {}),

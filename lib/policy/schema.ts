@@ -10,7 +10,11 @@ import { bare, own } from '../lookup.js';
 /** Names Object.prototype answers to: never a tier, model, tenant or account, so no lookup can mistake one for the other. */
 const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
 
-const id = z
+/**
+ * A tier, model, tenant or account name. Exported so whatever else names them (the lab's
+ * traces) refuses what the policy would, with the same words.
+ */
+export const PolicyName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'letters, digits and . _ : - only, at most 64')
   .refine((name) => !PROTOTYPE_NAMES.has(name), 'a name of Object.prototype (constructor, toString, ...) is reserved');
@@ -137,15 +141,15 @@ export const Tenant = z
     /** Team-wide limits, across all its accounts and models. */
     limits: Limits.optional(),
     /** Team-wide limits per model. */
-    models: z.record(id, Limits).default({}),
+    models: z.record(PolicyName, Limits).default({}),
   })
   .strict();
 export type Tenant = z.infer<typeof Tenant>;
 
 export const Account = z
   .object({
-    tenant: id,
-    tier: id,
+    tenant: PolicyName,
+    tier: PolicyName,
     /** SHA-256 (hex) of each API key; keys themselves are never stored. */
     keyHashes: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest')).min(1),
     paused: z.boolean().default(false),
@@ -159,10 +163,10 @@ export type Account = z.infer<typeof Account>;
 /** A booked burst: extra quota for a tenant (optionally one model) over a window of time. */
 export const Reservation = z
   .object({
-    id: id,
-    tenant: id,
+    id: PolicyName,
+    tenant: PolicyName,
     /** Only this model; every model of the tenant when unset. */
-    model: id.optional(),
+    model: PolicyName.optional(),
     /** Start and end, ms since the epoch. */
     startsAt: z.number().int().nonnegative(),
     endsAt: z.number().int().positive(),
@@ -182,10 +186,10 @@ export type Reservation = z.infer<typeof Reservation>;
 
 export const Policy = z
   .object({
-    tiers: z.record(id, Tier),
-    models: z.record(id, Model),
-    tenants: z.record(id, Tenant),
-    accounts: z.record(id, Account),
+    tiers: z.record(PolicyName, Tier),
+    models: z.record(PolicyName, Model),
+    tenants: z.record(PolicyName, Tenant),
+    accounts: z.record(PolicyName, Account),
     reservations: z.array(Reservation).default([]),
     /** Limits applied where nothing more specific is set. */
     defaults: z

@@ -65,6 +65,12 @@ describe('trace generators', () => {
     expect(() => parseJsonlTrace('nope')).toThrow(/line 1: not JSON/);
     expect(() => parseJsonlTrace('{"t":0,"account":"x","model":"m","tokens":1,"extra":1}')).toThrow(/line 1/);
     expect(() => parseJsonlTrace('')).toThrow(/empty/);
+    // The policy's own name rule: an account named after Object.prototype would read as its member.
+    for (const name of ['constructor', 'toString', '__proto__'])
+      expect(() => parseJsonlTrace(`{"t":0,"account":"${name}","model":"m","tokens":1}`)).toThrow(/line 1: account/);
+    expect(() => parseJsonlTrace('{"t":0,"account":"x","model":"m","tokens":1,"tenant":"hasOwnProperty"}')).toThrow(
+      /line 1: tenant: .*reserved/,
+    );
   });
 });
 
@@ -188,6 +194,17 @@ describe('replay with a policy file', () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ accounts: {} }));
     await expect(runScenario({ ...options, flags: { policy: join(dir, 'bad.json') } }, () => {})).rejects.toThrow(
       /only tiers, defaults and tenants/,
+    );
+    // A bad trace is named with its file and line, in words.
+    writeFileSync(
+      join(dir, 'bad.jsonl'),
+      '{"t":0,"account":"a","model":"x","tokens":1}\n{"t":1,"account":"constructor","model":"x","tokens":1}\n',
+    );
+    await expect(runScenario({ ...options, flags: {}, tracePath: join(dir, 'bad.jsonl') }, () => {})).rejects.toThrow(
+      `--trace ${join(dir, 'bad.jsonl')}: trace line 2: account: a name of Object.prototype`,
+    );
+    await expect(runScenario({ ...options, flags: {}, tracePath: join(dir, 'none.jsonl') }, () => {})).rejects.toThrow(
+      /none\.jsonl: cannot read it \(ENOENT\)/,
     );
   });
 });
