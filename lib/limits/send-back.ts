@@ -12,9 +12,8 @@
  * LiteTopic, and each Suspend replaces it. When several messages of one LiteTopic are in
  * flight at once (a non-orderly group, or the embedded engine's concurrent mode) and each
  * is sent back for its own place, the last one's place becomes the LiteTopic's, and the
- * places booked for the others return nothing: in seed2-burst at full size 968 of 1,202
- * send-backs were made while their LiteTopic's return was pending, and the room drained
- * in the gaps. So a send-back whose LiteTopic returns soon enough returns with it. It
+ * places booked for the others return nothing: in seed2-burst at full size most send-backs
+ * were made while their LiteTopic's return was pending, and the room drained in the gaps. So a send-back whose LiteTopic returns soon enough returns with it. It
  * still books its place: it needs room when it is back.
  *
  * The Lua twin is lib/store/redis/send-back.ts.

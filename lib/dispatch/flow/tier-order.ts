@@ -22,8 +22,7 @@
  * shared gate, which holds every dispatcher's claims, keeps a slot for such a tier's
  * claimant when it could take it (lib/limits/capacity-gate.ts, takeSlot). Without it,
  * with two dispatchers, offline started on one while batch waited on the other, and
- * batch expired at its 5 minutes (`mixed-overload --dispatchers 2`: batch 98.84 %,
- * offline 100 %).
+ * batch requests expired while offline was all served (`mixed-overload --dispatchers 2`).
  */
 
 export interface TierWeight {

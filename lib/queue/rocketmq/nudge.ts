@@ -6,8 +6,8 @@
  * When that ack lands while a pop that already visited the LiteTopic is still being
  * assembled, the pop drops the re-dispatched event (apache/rocketmq#11191, fixed after
  * 5.5.1), and the LiteTopic's next messages wait for a later arrival. Under a closed
- * loop none comes: 9 of 480 requests over 32 LiteTopics were never delivered
- * (test/lib/queue/rocketmq-stall.int.test.ts).
+ * loop none comes, and some requests are never delivered
+ * (test/lib/queue/rocketmq-stall.int.test.ts reproduces it).
  *
  * So after a message of a LiteTopic is settled here (acked, or paused until a time),
  * if nothing of that LiteTopic arrives within `afterMs` (plus the pause) and nothing of
