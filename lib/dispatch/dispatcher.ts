@@ -377,6 +377,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
           'rate_limit_exceeded',
           'capacity_deadline',
         ),
+        refusal: { reason: 'capacity_deadline', retryAfterMs: verdict.retryAfterMs },
       });
       await deps.deadLetters?.put(envelope, 'cannot start before its deadline');
       return Consume.success;

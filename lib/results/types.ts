@@ -15,6 +15,11 @@ export interface StoredResult {
   /** The upstream's JSON body, or an OpenAI-style error body. */
   readonly body: unknown;
   readonly completedAt: number;
+  /**
+   * A refusal the client may retry (the model cannot start it before its deadline): why, as
+   * `x-sluice-reason` says it, and when to try again, as `Retry-After` says it.
+   */
+  readonly refusal?: { readonly reason: string; readonly retryAfterMs: number };
 }
 
 /** A request accepted for later reading (async mode) whose result is not there yet. */

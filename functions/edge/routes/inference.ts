@@ -274,5 +274,12 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
 }
 
 export function resultResponse(c: Context, result: StoredResult): Response {
-  return c.json(result.body as object, result.httpStatus as 200);
+  // A refusal from the dispatcher says when to retry the way an admission refusal does.
+  const headers = result.refusal
+    ? {
+        'retry-after': String(Math.max(1, Math.ceil(result.refusal.retryAfterMs / 1000))),
+        'x-sluice-reason': result.refusal.reason,
+      }
+    : undefined;
+  return c.json(result.body as object, result.httpStatus as 200, headers);
 }
