@@ -31,7 +31,7 @@ import { isEventStream, readStreamAnswer } from './stream-answer.js';
 import { WaitTracker } from './wait-split.js';
 import { retryDelayMs, type TraceEvent } from './trace.js';
 import type { BaselineName } from './baselines.js';
-import { apiKey, gpuSimOptions, LAB_MODEL, requestBody, worldPolicyInput, type World } from './world.js';
+import { apiKey, drainMsOf, gpuSimOptions, LAB_MODEL, requestBody, worldPolicyInput, type World } from './world.js';
 
 export type SystemName = 'sluice' | BaselineName;
 
@@ -228,7 +228,7 @@ export async function replay(
 
   scheduleArrivals();
   await timeline.until(start + lastArrival + 1);
-  const giveUpAt = start + lastArrival + (world.drainMs ?? 15 * 60_000);
+  const giveUpAt = start + lastArrival + drainMsOf(world);
   let stalled: StallKind | undefined;
   while ((outstanding > 0 || next < trace.length) && clock.now() < giveUpAt) {
     if (timeline.pendingTimers?.() === 0) {

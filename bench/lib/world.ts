@@ -62,8 +62,23 @@ export interface World {
   readonly dashboard?: boolean;
   /** Length of the chart's time buckets. */
   readonly bucketMs?: number;
-  /** How long after the last arrival the run keeps going so waiting requests finish. */
+  /** How long after the last arrival the run keeps going so waiting requests finish (default: drainMsOf). */
   readonly drainMs?: number;
+}
+
+/** After the longest maximum wait, what is left is at most calls running: this long for them to end. */
+const DRAIN_AFTER_MAX_WAIT_MS = 15 * 60_000;
+
+/**
+ * How long after the last arrival a run waits for answers. By default past the longest
+ * tier's maximum wait: Sluice answers every request by then (served, or 504 expired), so
+ * an overloaded trace still draining is reported, not taken for a stall, however deep
+ * the backlog it builds.
+ */
+export function drainMsOf(world: World): number {
+  if (world.drainMs !== undefined) return world.drainMs;
+  const longest = Math.max(0, ...Object.values(worldPolicy(world).tiers).map((t) => t.maxQueueWaitMs));
+  return longest + DRAIN_AFTER_MAX_WAIT_MS;
 }
 
 export const apiKey = (account: string) => `sk-lab-${account}`;
