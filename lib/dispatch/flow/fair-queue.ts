@@ -142,6 +142,65 @@ export class TierQueue<T> {
     if (account) account.vt += delta;
   }
 
+  /**
+   * The waiters fair order starts before a request of `key` due at `deadline` would start, if
+   * it arrived now: of another tenant, those whose turn (its counter plus what starts before
+   * them, earliest deadline first) comes before this tenant's counter; of another account of
+   * this tenant, the same by the accounts' counters; of its own account, those due no later.
+   */
+  *aheadOf(key: FlowKey, deadline: number): IterableIterator<Waiter<T>> {
+    const own = this.tenants.get(key.tenant);
+    const tenantAt = own ? (own.waiting > 0 ? own.vt : Math.max(own.vt, this.virtualTime)) : this.virtualTime;
+    const ownAccount = own?.accounts.get(key.account);
+    const accountAt = own
+      ? ownAccount && ownAccount.items.length > 0
+        ? ownAccount.vt
+        : Math.max(ownAccount?.vt ?? 0, own.accountTime)
+      : 0;
+    for (const [name, tenant] of this.tenants) {
+      if (tenant.waiting === 0) continue;
+      if (name !== key.tenant) {
+        yield* turnsBefore(
+          tenant.vt,
+          [...tenant.accounts.values()].flatMap((a) => a.items),
+          tenantAt,
+        );
+        continue;
+      }
+      for (const [accountName, account] of tenant.accounts) {
+        if (accountName === key.account) yield* account.items.filter((w) => w.deadline <= deadline);
+        else yield* turnsBefore(account.vt, account.items, accountAt);
+      }
+    }
+  }
+
+  /** Requests of this tenant and account waiting here. */
+  waitingOf(key: FlowKey): number {
+    return this.tenants.get(key.tenant)?.accounts.get(key.account)?.items.length ?? 0;
+  }
+
+  /**
+   * The latest-due request of the account with the most waiting here, when it has more than
+   * one: what gives up its place to a flow that has none (the scheduler's full room). Ties go
+   * to the more served tenant, then account.
+   */
+  crowded(): Waiter<T> | undefined {
+    let best: { tenant: TenantFlow<T>; account: AccountFlow<T> } | undefined;
+    for (const tenant of this.tenants.values())
+      for (const account of tenant.accounts.values()) {
+        const n = account.items.length;
+        if (n < 2) continue;
+        const m = best?.account.items.length ?? 0;
+        if (
+          !best ||
+          n > m ||
+          (n === m && (tenant.vt > best.tenant.vt || (tenant === best.tenant && account.vt > best.account.vt)))
+        )
+          best = { tenant, account };
+      }
+    return best && latest(best.account);
+  }
+
   /** Every waiter, for scans (deadline checks, eviction). */
   *waiters(): IterableIterator<Waiter<T>> {
     for (const t of this.tenants.values()) for (const a of t.accounts.values()) yield* a.items;
@@ -157,6 +216,26 @@ function earliest<T>(account: AccountFlow<T>): Waiter<T> {
   let best = account.items[0]!;
   for (const w of account.items)
     if (w.deadline < best.deadline || (w.deadline === best.deadline && w.seq < best.seq)) best = w;
+  return best;
+}
+
+/** Of a flow's waiters from counter `vt` on, earliest deadline first, those that start before `at`. */
+function turnsBefore<T>(vt: number, items: readonly Waiter<T>[], at: number): Waiter<T>[] {
+  const ahead: Waiter<T>[] = [];
+  let turn = vt;
+  for (const w of [...items].sort((a, b) => a.deadline - b.deadline || a.seq - b.seq)) {
+    if (turn >= at) break;
+    ahead.push(w);
+    turn += w.estimate;
+  }
+  return ahead;
+}
+
+/** A flow's latest deadline, the later arrival breaking ties: the last its order would serve. */
+function latest<T>(account: AccountFlow<T>): Waiter<T> {
+  let best = account.items[0]!;
+  for (const w of account.items)
+    if (w.deadline > best.deadline || (w.deadline === best.deadline && w.seq > best.seq)) best = w;
   return best;
 }
 

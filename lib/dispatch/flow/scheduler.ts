@@ -15,12 +15,10 @@
  * instead of being released (a crashed dispatcher).
  *
  * Bounded: at most `maxWaiting` wait here, short pace waits held here instead of
- * a Suspend (pace-hold.ts, at most half of them) included. Past it a newcomer that outranks the
- * worst waiter (heavier tier, or same tier, its deadline pressing and the worst's not)
- * takes its place and the worst goes back to its LiteTopic with a Suspend; otherwise the
- * newcomer does. Within a tier only a pressing deadline evicts: by any earlier deadline,
- * the sent-back request came back ahead of the one that took its place and evicted it in
- * turn, a delivery each time. A request is held at most `holdMaxMs` (the broker's invisible
+ * a Suspend (pace-hold.ts, at most half of them) included. Past it a newcomer that outranks a
+ * waiter (a heavier tier; within its tier, an account with nothing waiting here, or a pressing
+ * deadline: victimFor) takes its place and that one goes back to its LiteTopic with a
+ * Suspend; otherwise the newcomer does. A request is held at most `holdMaxMs` (the broker's invisible
  * time bounds how long a message may stay un-acked), and one that cannot start
  * before its deadline given the work ahead of it is answered at once.
  */
@@ -214,15 +212,20 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
 
   const weightOf = (gate: ModelGate, tier: string) => gate.weights.get(tier)?.weight ?? 0;
 
-  /** Expected slot time of what waits here ahead of a request of `tier` due at `deadline`, spread over the model's slots. */
-  function workAheadMs(m: ModelFlows, gate: ModelGate, tier: string, deadline: number): number | undefined {
+  /**
+   * Expected slot time of what waits here ahead of a request of `flow` due at `deadline`,
+   * spread over the model's slots: every waiter of a heavier tier, and of its own tier those
+   * fair order starts first (fair-queue.ts aheadOf). Counted by deadline alone, a steady
+   * tenant's newcomer was answered it could not start in time behind another tenant's
+   * backlog that fair order would have served after it.
+   */
+  function workAheadMs(m: ModelFlows, gate: ModelGate, flow: FlowKey, deadline: number): number | undefined {
     let ms = 0;
-    const weight = weightOf(gate, tier);
+    const weight = weightOf(gate, flow.tier);
     for (const [name, q] of m.tiers) {
       const heavier = weightOf(gate, name) > weight;
-      if (!heavier && name !== tier) continue;
-      for (const w of q.waiters()) {
-        if (!heavier && w.deadline > deadline) continue;
+      if (!heavier && name !== flow.tier) continue;
+      for (const w of heavier ? q.waiters() : q.aheadOf(flow, deadline)) {
         const one = speed.estimateMs(m.model, w.estimate);
         if (one === undefined) return undefined;
         ms += one;
@@ -250,6 +253,68 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       }
     }
     return worst;
+  }
+
+  /**
+   * Whom a newcomer to a full room sends back in its place, if anyone: the latest-due waiter
+   * of the lightest tier when the newcomer's tier is heavier; one of an equally heavy other
+   * tier when the newcomer's deadline presses and that one's does not. Within its own tier,
+   * see victimInTier.
+   */
+  function victimFor(
+    m: ModelFlows,
+    gate: ModelGate,
+    ask: SlotAsk,
+    now: number,
+  ): { q: TierQueue<Entry>; w: Waiter<Entry> } | undefined {
+    const worst = worstWaiter(m, gate);
+    const weight = weightOf(gate, ask.flow.tier);
+    if (worst && weight > worst.weight) return worst;
+    if (
+      worst &&
+      weight === worst.weight &&
+      worst.w.key.tier !== ask.flow.tier &&
+      pressing(gate, ask.flow.tier, ask.deadline, now) &&
+      !pressing(gate, worst.w.key.tier, worst.w.deadline, now)
+    )
+      return worst;
+    return victimInTier(m, gate, ask, now);
+  }
+
+  /**
+   * Within a tier the room keeps a place for every account that has work: a newcomer whose
+   * account has nothing waiting here takes the place of the latest-due request of the
+   * account with the most waiting (two or more, so that one keeps a request here and its
+   * returns do not evict in turn). Fair order can only pick among what waits here: without
+   * it, one tenant's backlog filled the room, and every other tenant's newcomers went back to
+   * their LiteTopics until they expired (a replayed realtime flash crowd of one tenant,
+   * test/bench/flash-crowd.test.ts). Its pressed deadlines do not keep the places: a backlog's
+   * requests are all old. A newcomer whose own deadline presses may also take the place of
+   * one with slack of its own account or of an account with more waiting here. By any
+   * earlier deadline instead, a sent-back request came back ahead of the one that took its
+   * place and evicted it in turn, a delivery each time.
+   */
+  function victimInTier(
+    m: ModelFlows,
+    gate: ModelGate,
+    ask: SlotAsk,
+    now: number,
+  ): { q: TierQueue<Entry>; w: Waiter<Entry> } | undefined {
+    const q = m.tiers.get(ask.flow.tier);
+    if (!q) return undefined;
+    const mine = q.waitingOf(ask.flow);
+    const urgent = pressing(gate, ask.flow.tier, ask.deadline, now);
+    const crowded = mine === 0 ? q.crowded() : undefined;
+    if (crowded) return { q, w: crowded };
+    if (!urgent) return undefined;
+    let best: Waiter<Entry> | undefined;
+    for (const w of q.waiters()) {
+      if (pressing(gate, w.key.tier, w.deadline, now)) continue;
+      const ownAccount = w.key.tenant === ask.flow.tenant && w.key.account === ask.flow.account;
+      if (!ownAccount && q.waitingOf(w.key) <= mine) continue;
+      if (!best || w.deadline > best.deadline) best = w;
+    }
+    return best && { q, w: best };
   }
 
   /**
@@ -431,23 +496,16 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const model = own(policy.models, ask.model);
       const gate = model ? modelGate(policy, ask.model, slotsOf(ask.model, model)) : undefined;
       if (gate) {
-        const ahead = workAheadMs(m, gate, ask.flow.tier, ask.deadline);
+        const ahead = workAheadMs(m, gate, ask.flow, ask.deadline);
         if (ahead !== undefined && now + ahead > ask.deadline)
           return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });
         if (total + paceHold.held() >= room()) {
-          const worst = worstWaiter(m, gate);
-          const weight = weightOf(gate, ask.flow.tier);
-          const outranks =
-            worst &&
-            (weight > worst.weight ||
-              (weight === worst.weight &&
-                pressing(gate, ask.flow.tier, ask.deadline, now) &&
-                !pressing(gate, worst.w.key.tier, worst.w.deadline, now)));
-          if (!outranks || !worst)
+          const victim = victimFor(m, gate, ask, now);
+          if (!victim)
             return sendBack(m, ask.flow.tier, ask.deadline, ask.liteTopic).then((ms) => ({ kind: 'suspend', ms }));
           // Out of the room now, so the newcomer has its place; its Suspend once the store answered.
-          const evicted = worst.w;
-          if (take(m, worst.q, evicted, false))
+          const evicted = victim.w;
+          if (take(m, victim.q, evicted, false))
             void sendBack(m, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((ms) =>
               evicted.value.settle({ kind: 'suspend', ms }),
             );

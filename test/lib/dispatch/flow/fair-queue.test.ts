@@ -120,3 +120,44 @@ describe('TierQueue: fair by tokens, then by deadline', () => {
     expect(q.peek((w) => (w.key.tenant === other ? 0 : 1))!.key.tenant).toBe(other);
   });
 });
+
+describe('TierQueue: what a full room gives up, and what waits ahead', () => {
+  it('crowded: the latest-due request of the account with the most waiting, when it has two or more', () => {
+    const q = new TierQueue<string>();
+    q.push(waiter('lone', 'a', 10, 500));
+    expect(q.crowded()).toBeUndefined();
+    const early = waiter('crowd', 'c1', 10, 100);
+    const late = waiter('crowd', 'c1', 10, 900);
+    q.push(early);
+    q.push(late);
+    q.push(waiter('crowd', 'c2', 10, 950));
+    expect(q.crowded()).toBe(late);
+    expect(q.waitingOf({ tier: 'batch', tenant: 'crowd', account: 'c1' })).toBe(2);
+    expect(q.waitingOf({ tier: 'batch', tenant: 'nobody', account: 'x' })).toBe(0);
+  });
+
+  it("aheadOf: another tenant's backlog counts only as far as fair order serves it first", () => {
+    const q = new TierQueue<string>();
+    // The crowd has been served: its counter is ahead of where an idle tenant comes back.
+    for (let i = 0; i < 3; i++) q.push(waiter('crowd', 'c', 100, 100 + i));
+    q.start(q.peek()!);
+    for (let i = 0; i < 5; i++) q.push(waiter('crowd', 'c', 100, 200 + i));
+    const newcomer = { tier: 'batch', tenant: 'steady', account: 's' };
+    // Everything of the crowd is due earlier, and none of it goes before the newcomer.
+    expect([...q.aheadOf(newcomer, 10_000)]).toEqual([]);
+    // Its own account's earlier-due requests do.
+    const mine = waiter('steady', 's', 50, 300);
+    q.push(mine);
+    expect([...q.aheadOf(newcomer, 10_000)]).toEqual([mine]);
+    expect([...q.aheadOf(newcomer, 299)]).toEqual([]);
+    // A tenant less served than the newcomer's goes first, for as long as its counter stays below.
+    const two = new TierQueue<string>();
+    for (let i = 0; i < 3; i++) two.push(waiter('heavy', 'h', 100, 100 + i));
+    for (let i = 0; i < 3; i++) two.start(two.peek()!);
+    two.push(waiter('heavy', 'h', 100, 500));
+    // heavy's counter is 300; light comes in at the tier's virtual time (200) with three requests.
+    const light = [0, 1, 2].map((i) => waiter('light', 'l', 100, 600 + i));
+    for (const w of light) two.push(w);
+    expect([...two.aheadOf({ tier: 'batch', tenant: 'heavy', account: 'h2' }, 10_000)]).toEqual([light[0]]);
+  });
+});

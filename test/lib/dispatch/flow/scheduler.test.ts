@@ -236,6 +236,30 @@ describe('flow control', () => {
     expect((await urgent).kind).toBe('granted');
   });
 
+  it("keeps a place for every account: one account's backlog gives up its latest to an account with none waiting", async () => {
+    const { clock, ask } = setup({ slots: 1, maxWaiting: 3 });
+    const holder = granted(await ask('batch', 'other', 'x'));
+    // Batch waits 5 min: none of these deadlines presses.
+    const crowd = [0, 1, 2].map((i) => ask('batch', 'crowd', 'c', { deadline: clock.now() + 200_000 + i }));
+    await clock.advance(1);
+    // The room is full of one account's requests; a tenant with nothing waiting takes the latest's place.
+    const steady = ask('batch', 'steady', 's', { deadline: clock.now() + 250_000 });
+    expect((await crowd[2]!).kind).toBe('suspend');
+    // Now it holds a place: its next request goes back, and so does the crowd's, whose account still waits here.
+    expect((await ask('batch', 'steady', 's', { deadline: clock.now() + 250_000 })).kind).toBe('suspend');
+    expect((await ask('batch', 'crowd', 'c', { deadline: clock.now() + 260_000 })).kind).toBe('suspend');
+    // Another account with none waiting takes the next latest of the crowd, which keeps one here.
+    const third = ask('batch', 'third', 't', { deadline: clock.now() + 250_000 });
+    expect((await crowd[1]!).kind).toBe('suspend');
+    // Every account now holds one: a fourth goes back rather than take a lone request's place.
+    expect((await ask('batch', 'fourth', 'f', { deadline: clock.now() + 250_000 })).kind).toBe('suspend');
+    await holder.release(100);
+    const next = granted(await crowd[0]!);
+    await next.release(100);
+    await clock.advance(1);
+    for (const w of [steady, third]) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+  });
+
   it('keeps workers free for newcomers: the room shrinks as its own calls take workers', async () => {
     // 16 workers, 2 of them kept free; 8 slots. With 8 calls running, 16 - 8 - 2 = 6 may wait.
     const { clock, ask, flows } = setup({ slots: 8, workers: 16, maxWaiting: 16 });
