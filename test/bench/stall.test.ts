@@ -8,12 +8,27 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { virtualTimeline } from '../../bench/lib/engine.js';
 import { Recorder } from '../../bench/lib/recorder.js';
-import { describeStall } from '../../bench/lib/stall.js';
-import { replay, type Outcome } from '../../bench/lib/systems.js';
+import { describeStall, StalledRun } from '../../bench/lib/stall.js';
+import { replay, runSluice, type Outcome } from '../../bench/lib/systems.js';
 import { toJsonl, type TraceEvent } from '../../bench/lib/trace.js';
-import { LAB_EPOCH, type World } from '../../bench/lib/world.js';
+import { LAB_EPOCH, LAB_MODEL, type World } from '../../bench/lib/world.js';
 
 const run = promisify(execFile);
+
+/** Three offline requests of one account, and a pace of one release every 2,000 s. */
+const slowTrace: TraceEvent[] = [0, 100, 200].map((t) => ({
+  t,
+  account: 'nightly',
+  tenant: 'acme',
+  model: 'm',
+  tokens: 50,
+  tier: 'offline',
+}));
+const slowDefaults = {
+  accountModel: { rpm: 600, tpm: 200_000, rate: 0.0005, burst: 1, reservoir: 10 },
+  tenantModel: { rpm: 3000, tpm: 1_000_000 },
+  tenant: { rpm: 6000, tpm: 2_000_000 },
+};
 const cli = (args: string[]) =>
   run('npx', ['tsx', 'bench/main.ts', ...args], { cwd: process.cwd(), timeout: 120_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
@@ -177,43 +192,42 @@ describe('replay from the command line', () => {
   );
 
   it(
-    'a world that cannot finish (a pace far slower than the lab waits) exits 3 and says what waits on what',
+    'a pace far slower than the traffic: the lab waits past the longest maximum wait, and what could not be released is answered expired',
     { timeout: 120_000 },
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'sluice-stall-'));
-      writeFileSync(
-        join(dir, 't.jsonl'),
-        toJsonl(
-          [0, 100, 200].map((t) => ({
-            t,
-            account: 'nightly',
-            tenant: 'acme',
-            model: 'm',
-            tokens: 50,
-            tier: 'offline',
-          })),
-        ),
-      );
-      // One release every 2,000 s; the lab waits 15 minutes after the last arrival.
-      const slow = { rpm: 600, tpm: 200_000, rate: 0.0005, burst: 1, reservoir: 10 };
-      writeFileSync(
-        join(dir, 'p.json'),
-        JSON.stringify({
-          defaults: {
-            accountModel: slow,
-            tenantModel: { rpm: 3000, tpm: 1_000_000 },
-            tenant: { rpm: 6000, tpm: 2_000_000 },
-          },
-        }),
-      );
+      writeFileSync(join(dir, 't.jsonl'), toJsonl(slowTrace));
+      writeFileSync(join(dir, 'p.json'), JSON.stringify({ defaults: slowDefaults }));
       const out = await cli(['replay', '--trace', join(dir, 't.jsonl'), '--policy', join(dir, 'p.json'), '--out', dir]);
-      expect(out.code).toBe(3);
-      expect(out.stdout).toBe('');
-      expect(out.stderr).toContain('sluice: the run stalled at');
-      expect(out.stderr).toContain('2 request(s) unanswered');
-      expect(out.stderr).toMatch(/pace \(Suspend\): 1 \(offline 1\)/);
-      expect(out.stderr).toMatch(/offline-acme-nightly-sim_2dllm: 2 unanswered, 2 message\(s\) waiting in the engine/);
-      expect(out.stderr).toContain('timers pending besides the lab’s own:');
+      // Before, the lab stopped waiting 15 minutes after the last arrival and called it a stall (exit 3).
+      expect(out.code).toBe(0);
+      const headline = JSON.parse(out.stdout.trim().split('\n').at(-1)!) as { requests: number };
+      expect(headline.requests).toBe(3);
+      expect(out.stdout).toMatch(/expired\s+0\s+0\s+0\s+1/);
     },
   );
+
+  it('a run that gives up before its answers says what waits on what', { timeout: 60_000 }, async () => {
+    const slowWorld: World = {
+      name: 'slow',
+      trace: slowTrace.map((e) => ({ ...e, model: LAB_MODEL })),
+      accounts: { nightly: { tenant: 'acme', tier: 'offline' } },
+      defaults: slowDefaults,
+      gpu: { slots: 1 },
+      bucketMs: 1_000,
+      // Shorter than the pace needs: the lab stops waiting with two requests still held.
+      drainMs: 15 * 60_000,
+    };
+    const stalled = await runSluice(slowWorld).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(stalled).toBeInstanceOf(StalledRun);
+    const diagnosis = (stalled as StalledRun).diagnosis;
+    expect(diagnosis).toContain('sluice: the run stalled at');
+    expect(diagnosis).toContain('2 request(s) unanswered');
+    expect(diagnosis).toMatch(/pace \(Suspend\): 1 \(offline 1\)/);
+    expect(diagnosis).toMatch(/offline-acme-nightly-sim_2dllm: 2 unanswered, 2 message\(s\) waiting in the engine/);
+    expect(diagnosis).toContain('timers pending besides the lab’s own:');
+  });
 });
