@@ -5,6 +5,7 @@
  */
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { retryAfterSeconds } from '../../lib/admission/headers.js';
 import { StoreUnavailableError } from '../../lib/store/guarded.js';
 import type { EdgeDeps } from './deps.js';
 import { ApiError, errorResponse } from './errors.js';
@@ -46,7 +47,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
           'limiter_unavailable',
           null,
           {
-            'retry-after': String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))),
+            'retry-after': retryAfterSeconds(error.retryAfterMs),
           },
         ),
       );

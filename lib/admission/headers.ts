@@ -13,6 +13,11 @@ function binding(windows: readonly WindowState[], unit: Unit): WindowState | und
   return best;
 }
 
+/** `Retry-After` in whole seconds, never 0: a client told 0 retries at once into the same refusal. */
+export function retryAfterSeconds(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
+}
+
 /**
  * OpenAI's reset format, which is Go's `time.Duration` string: "250ms", "1.5s",
  * "6m0s", "1h0m0s". Millisecond precision: finer parts are rounded away.

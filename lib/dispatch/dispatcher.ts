@@ -23,6 +23,7 @@ import type { RateStore } from '../store/types.js';
 import type { Logger } from '../telemetry/log.js';
 import type { UpstreamClient, UpstreamReply } from '../upstream/client.js';
 import { openAiError } from '../openai-error.js';
+import { retryAfterSeconds } from '../admission/headers.js';
 import type { DispatchEvent, ParkCause, SuspendCause } from '../dispatch-events.js';
 import type { DeadLetterSink } from './types.js';
 import { createCongestion, type Congestion } from './congestion.js';
@@ -368,16 +369,17 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     if (verdict.kind === 'late') {
       // Answered now rather than after the tier's whole maximum wait.
       emit({ type: 'expired', envelope });
-      const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+      const reason = 'capacity_deadline';
       await finish(envelope, {
         status: 'expired',
         httpStatus: 429,
         body: openAiError(
-          `The model is busy with work that will not end before this request's deadline; retry in ${seconds} s.`,
+          `The model is busy with work that will not end before this request's deadline; retry in ${retryAfterSeconds(verdict.retryAfterMs)} s.`,
           'rate_limit_exceeded',
-          'capacity_deadline',
+          reason,
         ),
-        refusal: { reason: 'capacity_deadline', retryAfterMs: verdict.retryAfterMs },
+        // The edge answers it with Retry-After and x-sluice-reason, as an admission refusal.
+        refusal: { reason, retryAfterMs: verdict.retryAfterMs },
       });
       await deps.deadLetters?.put(envelope, 'cannot start before its deadline');
       return Consume.success;

@@ -12,7 +12,7 @@ import {
   type ReplyMode,
 } from '../../../lib/envelope.js';
 import { admit } from '../../../lib/admission/admit.js';
-import { rateLimitHeaders } from '../../../lib/admission/headers.js';
+import { rateLimitHeaders, retryAfterSeconds } from '../../../lib/admission/headers.js';
 import { own } from '../../../lib/lookup.js';
 import type { StoredResult } from '../../../lib/results/types.js';
 import type { EdgeDeps } from '../deps.js';
@@ -83,7 +83,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
         'rate_limit_exceeded',
         null,
         {
-          'retry-after': String(Math.max(1, Math.ceil(admission.retryAfterMs / 1000))),
+          'retry-after': retryAfterSeconds(admission.retryAfterMs),
           'x-sluice-reason': admission.reason,
         },
       );
@@ -276,10 +276,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
 export function resultResponse(c: Context, result: StoredResult): Response {
   // A refusal from the dispatcher says when to retry the way an admission refusal does.
   const headers = result.refusal
-    ? {
-        'retry-after': String(Math.max(1, Math.ceil(result.refusal.retryAfterMs / 1000))),
-        'x-sluice-reason': result.refusal.reason,
-      }
+    ? { 'retry-after': retryAfterSeconds(result.refusal.retryAfterMs), 'x-sluice-reason': result.refusal.reason }
     : undefined;
   return c.json(result.body as object, result.httpStatus as 200, headers);
 }

@@ -66,10 +66,10 @@ export class TierQueue<T> {
         w.key.tenant,
         (tenant = { vt: this.virtualTime, accounts: new Map(), waiting: 0, accountTime: 0 }),
       );
-    if (tenant.waiting === 0) tenant.vt = Math.max(tenant.vt, this.virtualTime);
+    tenant.vt = resumesAt(tenant, tenant.waiting > 0, this.virtualTime);
     let account = tenant.accounts.get(w.key.account);
     if (!account) tenant.accounts.set(w.key.account, (account = { vt: tenant.accountTime, items: [] }));
-    if (account.items.length === 0) account.vt = Math.max(account.vt, tenant.accountTime);
+    account.vt = resumesAt(account, account.items.length > 0, tenant.accountTime);
     account.items.push(w);
     tenant.waiting++;
     this.count++;
@@ -150,13 +150,9 @@ export class TierQueue<T> {
    */
   *aheadOf(key: FlowKey, deadline: number): IterableIterator<Waiter<T>> {
     const own = this.tenants.get(key.tenant);
-    const tenantAt = own ? (own.waiting > 0 ? own.vt : Math.max(own.vt, this.virtualTime)) : this.virtualTime;
+    const tenantAt = resumesAt(own, (own?.waiting ?? 0) > 0, this.virtualTime);
     const ownAccount = own?.accounts.get(key.account);
-    const accountAt = own
-      ? ownAccount && ownAccount.items.length > 0
-        ? ownAccount.vt
-        : Math.max(ownAccount?.vt ?? 0, own.accountTime)
-      : 0;
+    const accountAt = resumesAt(ownAccount, (ownAccount?.items.length ?? 0) > 0, own?.accountTime ?? 0);
     for (const [name, tenant] of this.tenants) {
       if (tenant.waiting === 0) continue;
       if (name !== key.tenant) {
@@ -217,6 +213,15 @@ function earliest<T>(account: AccountFlow<T>): Waiter<T> {
   for (const w of account.items)
     if (w.deadline < best.deadline || (w.deadline === best.deadline && w.seq < best.seq)) best = w;
   return best;
+}
+
+/**
+ * A flow's counter when its next request arrives: where it stands while it has work waiting;
+ * idle (or new), no lower than `floor`, the counter of the flow started last, so it cannot
+ * save up credit.
+ */
+function resumesAt(flow: Counter | undefined, waiting: boolean, floor: number): number {
+  return flow && waiting ? flow.vt : Math.max(flow?.vt ?? floor, floor);
 }
 
 /** Of a flow's waiters from counter `vt` on, earliest deadline first, those that start before `at`. */

@@ -303,10 +303,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     const q = m.tiers.get(ask.flow.tier);
     if (!q) return undefined;
     const mine = q.waitingOf(ask.flow);
-    const urgent = pressing(gate, ask.flow.tier, ask.deadline, now);
     const crowded = mine === 0 ? q.crowded() : undefined;
     if (crowded) return { q, w: crowded };
-    if (!urgent) return undefined;
+    if (!pressing(gate, ask.flow.tier, ask.deadline, now)) return undefined;
     let best: Waiter<Entry> | undefined;
     for (const w of q.waiters()) {
       if (pressing(gate, w.key.tier, w.deadline, now)) continue;
