@@ -55,38 +55,51 @@ export interface TierFairness {
   readonly jainTokens: number;
   /** Per tenant: tokens served / tokens asked. */
   readonly tenantTokenShare: Readonly<Record<string, number>>;
-  /** Per account: success rate. */
+  /** Per tenant: requests, accounts, and the share of its requests served. */
+  readonly tenantRequests: Readonly<Record<string, number>>;
+  readonly tenantAccounts: Readonly<Record<string, number>>;
+  readonly tenantSuccess: Readonly<Record<string, number>>;
+  /** Per account: success rate, requests, and its tenant. */
   readonly accountSuccess: Readonly<Record<string, number>>;
+  readonly accountRequests: Readonly<Record<string, number>>;
+  readonly accountTenant: Readonly<Record<string, string>>;
   /** Lowest account success over the tier's success (1 when every account does as well as the tier). */
   readonly worstAccountRatio: number;
 }
 
 export function tierFairness(all: readonly RequestOutcome[]): Record<string, TierFairness> {
   const byTier = new Map<string, RequestOutcome[]>();
-  for (const o of all) byTier.set(o.tier, [...(byTier.get(o.tier) ?? []), o]);
+  for (const o of all) {
+    const list = byTier.get(o.tier);
+    if (list) list.push(o);
+    else byTier.set(o.tier, [o]);
+  }
   const out: Record<string, TierFairness> = {};
   for (const [tier, list] of [...byTier].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const success = list.filter((o) => o.ok).length / list.length;
-    const tenants = new Map<string, { asked: number; served: number }>();
-    const accounts = new Map<string, { n: number; ok: number }>();
+    const tenants = new Map<string, { asked: number; served: number; n: number; ok: number; accounts: Set<string> }>();
+    const accounts = new Map<string, { n: number; ok: number; tenant: string }>();
     for (const o of list) {
-      const t = tenants.get(o.tenant) ?? { asked: 0, served: 0 };
+      const t = tenants.get(o.tenant) ?? { asked: 0, served: 0, n: 0, ok: 0, accounts: new Set() };
       t.asked += o.tokens;
-      if (o.ok) t.served += o.tokens;
+      t.n++;
+      t.accounts.add(o.account);
+      if (o.ok) {
+        t.served += o.tokens;
+        t.ok++;
+      }
       tenants.set(o.tenant, t);
-      const a = accounts.get(o.account) ?? { n: 0, ok: 0 };
+      const a = accounts.get(o.account) ?? { n: 0, ok: 0, tenant: o.tenant };
       a.n++;
       if (o.ok) a.ok++;
       accounts.set(o.account, a);
     }
+    const sortedTenants = [...tenants].sort(([a], [b]) => (a < b ? -1 : 1));
+    const sortedAccounts = [...accounts].sort(([a], [b]) => (a < b ? -1 : 1));
     const shares = Object.fromEntries(
-      [...tenants]
-        .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([name, t]) => [name, round(t.asked ? t.served / t.asked : 1, 4)]),
+      sortedTenants.map(([name, t]) => [name, round(t.asked ? t.served / t.asked : 1, 4)]),
     );
-    const accountSuccess = Object.fromEntries(
-      [...accounts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, a]) => [name, round(a.ok / a.n, 4)]),
-    );
+    const accountSuccess = Object.fromEntries(sortedAccounts.map(([name, a]) => [name, round(a.ok / a.n, 4)]));
     const worst = Math.min(...Object.values(accountSuccess));
     out[tier] = {
       requests: list.length,
@@ -94,7 +107,12 @@ export function tierFairness(all: readonly RequestOutcome[]): Record<string, Tie
       goodput: round(list.filter((o) => o.good).length / list.length, 4),
       jainTokens: round(jain([...tenants.values()].map((t) => (t.asked ? t.served / t.asked : 1))), 4),
       tenantTokenShare: shares,
+      tenantRequests: Object.fromEntries(sortedTenants.map(([name, t]) => [name, t.n])),
+      tenantAccounts: Object.fromEntries(sortedTenants.map(([name, t]) => [name, t.accounts.size])),
+      tenantSuccess: Object.fromEntries(sortedTenants.map(([name, t]) => [name, round(t.ok / t.n, 4)])),
       accountSuccess,
+      accountRequests: Object.fromEntries(sortedAccounts.map(([name, a]) => [name, a.n])),
+      accountTenant: Object.fromEntries(sortedAccounts.map(([name, a]) => [name, a.tenant])),
       worstAccountRatio: round(success > 0 ? worst / success : 1, 4),
     };
   }

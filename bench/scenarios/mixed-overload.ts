@@ -15,7 +15,8 @@
  */
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { compare, type SystemReport } from '../lib/compare.js';
-import { outcomes, tierFairness, type TierFairness } from '../lib/fairness.js';
+import type { TierFairness } from '../lib/fairness.js';
+import { fairnessBySystem, tenantTable, tierFairnessTable, worstAccountsTable } from '../lib/fairness-tables.js';
 import { round } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
 import type { SystemRun } from '../lib/systems.js';
@@ -171,23 +172,13 @@ export const mixedOverload: Scenario = {
     const world = withEngineFlags(mixedWorld(ctx.seed, p), ctx.flags);
     ctx.log(`mixed-overload: ${world.trace.length} requests, ${p.gpuSlots} GPU slots`);
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
-    const maxWait = (tier: string) =>
-      Object.hasOwn(defaultTiers, tier) ? defaultTiers[tier]!.maxQueueWaitMs : Infinity;
-    const fair = (run: SystemRun) => tierFairness(outcomes(run.recorder.attempts, world.trace, maxWait));
-    const systems: [SystemName, string, Record<string, TierFairness>, SystemReport, SystemRun][] = [
-      ...BASELINES.map((b): [SystemName, string, Record<string, TierFairness>, SystemReport, SystemRun] => [
-        b,
-        SYSTEM_LABELS[b],
-        fair(c.runs.baselines[b]),
-        c.baselines[b],
-        c.runs.baselines[b],
+    const systems = fairnessBySystem(c, world.trace);
+    const bySystem = Object.fromEntries(
+      systems.map((s) => [
+        s.name,
+        { f: s.fairness, r: s.name === 'sluice' ? c.sluice : c.baselines[s.name], run: s.run },
       ]),
-      ['sluice', SYSTEM_LABELS.sluice, fair(c.runs.sluice), c.sluice, c.runs.sluice],
-    ];
-    const bySystem = Object.fromEntries(systems.map(([name, , f, r, run]) => [name, { f, r, run }])) as Record<
-      SystemName,
-      { f: Record<string, TierFairness>; r: SystemReport; run: SystemRun }
-    >;
+    ) as Record<SystemName, { f: Readonly<Record<string, TierFairness>>; r: SystemReport; run: SystemRun }>;
     const overlap = overlapWindow(p);
     const tiers = c.world.tiers;
     const versus = (figure: (x: (typeof bySystem)[SystemName]) => number, better: Better) =>
@@ -236,34 +227,6 @@ export const mixedOverload: Scenario = {
       ...feltHeadline(c),
       ...Object.assign({}, ...figures.map(([name, , f, better]) => headlineEntries(name, versus(f, better)))),
     };
-    const fairnessTable: Table = {
-      title:
-        "per tier: success, goodput (started within the tier's maximum wait), Jain over tokens served ÷ asked across tenants",
-      columns: ['tier', 'system', 'requests', 'success', 'goodput', 'Jain (tenants)', 'worst account / tier'],
-      rows: tiers.flatMap((tier) =>
-        systems.map(([, label, f]) => {
-          const t = f[tier]!;
-          return [
-            tier,
-            label,
-            t.requests,
-            pct(t.success),
-            pct(t.goodput),
-            t.jainTokens.toFixed(3),
-            t.worstAccountRatio.toFixed(3),
-          ];
-        }),
-      ),
-    };
-    const accounts = Object.keys(ACCOUNTS);
-    const accountTable: Table = {
-      title: 'per account success',
-      columns: ['account', 'tenant', 'tier', ...systems.map(([, label]) => label)],
-      rows: accounts.map((a) => {
-        const spec = ACCOUNTS[a]!;
-        return [a, spec.tenant, spec.tier, ...systems.map(([, , f]) => pct(f[spec.tier]?.accountSuccess[a] ?? 0))];
-      }),
-    };
     const gpuTable: Table = {
       title: `fairness, GPU and deliveries against the best baseline (bursts overlap from ${overlap[0] / 1000} s to ${overlap[1] / 1000} s)`,
       columns: ['', SYSTEM_LABELS.sluice, ...BASELINES.map((b) => SYSTEM_LABELS[b]), 'best baseline', 'Sluice vs best'],
@@ -285,9 +248,15 @@ export const mixedOverload: Scenario = {
         ...baselineParams(world, c),
       },
       headline,
-      tables: [fairnessTable, accountTable, gpuTable, ...comparisonTables(c)],
+      tables: [
+        tierFairnessTable(tiers, systems),
+        tenantTable(tiers, systems),
+        worstAccountsTable(tiers, systems, Object.keys(ACCOUNTS).length),
+        gpuTable,
+        ...comparisonTables(c),
+      ],
       details: {
-        fairness: Object.fromEntries(systems.map(([name, , f]) => [name, f])),
+        fairness: Object.fromEntries(systems.map((s) => [s.name, s.fairness])),
         dispatch: c.sluice.dispatch ?? {},
       },
       comparison: c,

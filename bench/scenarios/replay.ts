@@ -12,6 +12,10 @@
  *   --policy FILE     a JSON file with any of `tiers`, `defaults`, `tenants` (lib/policy schema)
  *                     replacing the defaults, to try other limits on the same traffic
  *
+ * Reported for Sluice beside every baseline: per tier success, goodput and Jain over
+ * tenants; every tenant's share of requests served; the accounts Sluice served the
+ * smallest share of (all of them in the JSON report); then what users feel per tier.
+ *
  * Every model of the trace is served by the one simulated pool; accounts keep the
  * first tier the trace gives them (default realtime) and their tenant (default:
  * the account itself).
@@ -20,10 +24,14 @@ import { readFileSync } from 'node:fs';
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import type { PolicyInput } from '../../lib/policy/schema.js';
 import { compare } from '../lib/compare.js';
+import { fairnessBySystem, tenantTable, tierFairnessTable, worstAccountsTable } from '../lib/fairness-tables.js';
 import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
 import { ms, pct, type FigureSpec } from '../lib/versus.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
 import type { Scenario, ScenarioContext } from './types.js';
+
+/** A trace may have thousands of accounts: the table shows those Sluice served worst; the JSON report has all. */
+const ACCOUNTS_SHOWN = 15;
 
 function intFlag(flags: ScenarioContext['flags'], name: string): number | undefined {
   const raw = flags[name];
@@ -94,6 +102,7 @@ export const replay: Scenario = {
       `replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`,
     );
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
+    const systems = fairnessBySystem(c, world.trace);
     const specs: FigureSpec[] = [
       {
         name: 'RefusedRatio',
@@ -137,8 +146,13 @@ export const replay: Scenario = {
         ...baselineParams(world, c),
       },
       headline: { requests: c.world.requests, ...feltHeadline(c, specs) },
-      tables: comparisonTables(c, specs),
-      details: {},
+      tables: [
+        tierFairnessTable(c.world.tiers, systems),
+        tenantTable(c.world.tiers, systems),
+        worstAccountsTable(c.world.tiers, systems, ACCOUNTS_SHOWN),
+        ...comparisonTables(c, specs),
+      ],
+      details: { fairness: Object.fromEntries(systems.map((s) => [s.name, s.fairness])) },
       comparison: c,
     };
   },

@@ -155,6 +155,9 @@ describe('command line', () => {
       expect(headline).toMatchObject({ scenario: 'replay', engine: 'embedded', requests: trace.length });
       expect(stdout).toContain('limiter + priority engine queue');
       expect(stdout).toContain('Sluice vs best');
+      // Who got what: every tenant, and the accounts served worst.
+      expect(stdout).toMatch(/per tenant: requests served\n.*\n.*\n.*realtime +app-1 +1 +\d+/);
+      expect(stdout).toContain('per account: requests served');
       const report = JSON.parse(readFileSync(join(dir, 'replay.json'), 'utf8')) as {
         comparison: { sluice: { total: { sent: number } } };
       };

@@ -1,0 +1,121 @@
+/**
+ * Who got what, as tables: per tier (success, goodput, Jain over tenants), per tenant,
+ * and the accounts Sluice served worst, each beside every baseline. Shared by the
+ * scenarios whose traffic has several tenants per tier (mixed-overload, replay).
+ */
+import { BASELINES, SYSTEM_LABELS } from './baselines.js';
+import type { RunComparison } from './compare.js';
+import { outcomes, tierFairness, type TierFairness } from './fairness.js';
+import type { SystemName, SystemRun } from './systems.js';
+import type { TraceEvent } from './trace.js';
+import { pct } from './versus.js';
+import type { Table } from '../scenarios/types.js';
+
+export interface SystemFairness {
+  readonly name: SystemName;
+  readonly label: string;
+  readonly run: SystemRun;
+  /** Per tier. */
+  readonly fairness: Readonly<Record<string, TierFairness>>;
+}
+
+/** Every baseline, then Sluice: the order of the tables' columns and rows. */
+export function fairnessBySystem(c: RunComparison, trace: readonly TraceEvent[]): SystemFairness[] {
+  const maxWait = (tier: string) =>
+    Object.hasOwn(c.world.tierMaxWaitMs, tier) ? c.world.tierMaxWaitMs[tier]! : Infinity;
+  const of = (name: SystemName, run: SystemRun): SystemFairness => ({
+    name,
+    label: SYSTEM_LABELS[name],
+    run,
+    fairness: tierFairness(outcomes(run.recorder.attempts, trace, maxWait)),
+  });
+  return [...BASELINES.map((b) => of(b, c.runs.baselines[b])), of('sluice', c.runs.sluice)];
+}
+
+const tierOf = (s: SystemFairness, tier: string): TierFairness | undefined =>
+  Object.hasOwn(s.fairness, tier) ? s.fairness[tier] : undefined;
+
+const share = (record: Readonly<Record<string, number>> | undefined, key: string): string =>
+  record && Object.hasOwn(record, key) ? pct(record[key]!) : '–';
+
+export function tierFairnessTable(tiers: readonly string[], systems: readonly SystemFairness[]): Table {
+  return {
+    title:
+      "per tier: success, goodput (started within the tier's maximum wait), Jain over tokens served ÷ asked across tenants",
+    columns: ['tier', 'system', 'requests', 'success', 'goodput', 'Jain (tenants)', 'worst account / tier'],
+    rows: tiers.flatMap((tier) =>
+      systems.flatMap((s) => {
+        const t = tierOf(s, tier);
+        if (!t) return [];
+        return [
+          [
+            tier,
+            s.label,
+            t.requests,
+            pct(t.success),
+            pct(t.goodput),
+            t.jainTokens.toFixed(3),
+            t.worstAccountRatio.toFixed(3),
+          ],
+        ];
+      }),
+    ),
+  };
+}
+
+/** One row per tenant of each tier: its requests, and the share of them each system served. */
+export function tenantTable(tiers: readonly string[], systems: readonly SystemFairness[]): Table {
+  const sluice = systems.at(-1)!;
+  return {
+    title: 'per tenant: requests served',
+    columns: ['tier', 'tenant', 'accounts', 'requests', ...systems.map((s) => s.label)],
+    rows: tiers.flatMap((tier) => {
+      const t = tierOf(sluice, tier);
+      if (!t) return [];
+      return Object.keys(t.tenantRequests).map((tenant) => [
+        tier,
+        tenant,
+        t.tenantAccounts[tenant]!,
+        t.tenantRequests[tenant]!,
+        ...systems.map((s) => share(tierOf(s, tier)?.tenantSuccess, tenant)),
+      ]);
+    }),
+  };
+}
+
+/**
+ * Every account, against its tier's success; when there are more than `limit`, the `limit`
+ * Sluice served the smallest share of: where to look first in a trace of many accounts.
+ */
+export function worstAccountsTable(tiers: readonly string[], systems: readonly SystemFairness[], limit: number): Table {
+  const sluice = systems.at(-1)!;
+  const all = tiers.flatMap((tier) => {
+    const t = tierOf(sluice, tier);
+    if (!t) return [];
+    return Object.keys(t.accountSuccess).map((account) => ({ tier, account, t }));
+  });
+  // All of them fit: tier by tier, as the other tables. Otherwise the worst first.
+  if (all.length > limit)
+    all.sort(
+      (a, b) =>
+        a.t.accountSuccess[a.account]! - b.t.accountSuccess[b.account]! ||
+        b.t.accountRequests[b.account]! - a.t.accountRequests[a.account]! ||
+        (a.account < b.account ? -1 : a.account > b.account ? 1 : 0),
+    );
+  const shown = all.slice(0, limit);
+  return {
+    title:
+      shown.length < all.length
+        ? `the ${shown.length} accounts (of ${all.length}) Sluice served the smallest share of`
+        : 'per account: requests served',
+    columns: ['account', 'tenant', 'tier', 'requests', 'tier success (Sluice)', ...systems.map((s) => s.label)],
+    rows: shown.map(({ tier, account, t }) => [
+      account,
+      t.accountTenant[account]!,
+      tier,
+      t.accountRequests[account]!,
+      pct(t.success),
+      ...systems.map((s) => share(tierOf(s, tier)?.accountSuccess, account)),
+    ]),
+  };
+}
