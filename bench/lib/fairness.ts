@@ -100,7 +100,7 @@ export function tierFairness(all: readonly RequestOutcome[]): Record<string, Tie
       sortedTenants.map(([name, t]) => [name, round(t.asked ? t.served / t.asked : 1, 4)]),
     );
     const accountSuccess = Object.fromEntries(sortedAccounts.map(([name, a]) => [name, round(a.ok / a.n, 4)]));
-    const worst = Math.min(...Object.values(accountSuccess));
+    const worst = Object.values(accountSuccess).reduce((a, b) => Math.min(a, b), Infinity);
     out[tier] = {
       requests: list.length,
       success: round(success, 4),

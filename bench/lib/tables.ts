@@ -195,7 +195,7 @@ export function waitSplitTable(c: Comparison): Table {
 
 export function renderTable(t: Table): string {
   const cells = [t.columns.map(String), ...t.rows.map((r) => r.map(String))];
-  const widths = t.columns.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const widths = t.columns.map((_, i) => cells.reduce((w, r) => Math.max(w, (r[i] ?? '').length), 0));
   const line = (r: readonly string[]) =>
     r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   return [t.title, line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join(

@@ -219,7 +219,8 @@ export function parseJsonlTrace(text: string): TraceEvent[] {
   const times = rows.map((r) => (typeof r.t === 'number' ? r.t : Date.parse(r.t)));
   const kinds = new Set(rows.map((r) => typeof r.t));
   if (kinds.size > 1) throw new Error('trace mixes numeric and ISO timestamps');
-  const start = kinds.has('string') ? Math.min(...times) : 0;
+  // Not Math.min(...times): a spread of a long trace overflows the call stack.
+  const start = kinds.has('string') ? times.reduce((a, b) => Math.min(a, b), Infinity) : 0;
   return merge(
     rows.map((r, i) => ({
       t: Math.round(times[i]! - start),

@@ -59,6 +59,14 @@ describe('trace generators', () => {
       '{"t":"2026-01-01T00:00:01.500Z","account":"x","model":"m","tokens":1}\n{"t":"2026-01-01T00:00:00Z","account":"x","model":"m","tokens":1}',
     );
     expect(iso.map((e) => e.t)).toEqual([0, 1500]);
+    // A day of traffic: more ISO times than a spread's arguments fit on the call stack.
+    const day = Array.from(
+      { length: 200_000 },
+      (_, i) =>
+        `{"t":"${new Date(Date.UTC(2026, 0, 1) + (200_000 - i) * 400).toISOString()}","account":"x","model":"m","tokens":1}`,
+    );
+    const long = parseJsonlTrace(day.join('\n'));
+    expect([long.length, long[0]!.t, long.at(-1)!.t]).toEqual([200_000, 0, 199_999 * 400]);
     expect(() =>
       parseJsonlTrace('{"t":0,"account":"x","model":"m","tokens":1}\n{"t":1,"account":"x","model":"m"}'),
     ).toThrow(/line 2: tokens/);
