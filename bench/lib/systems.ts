@@ -387,7 +387,7 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
       createDispatcher({ ...dispatchDeps, options: { flow: { workers: Math.floor(concurrency / n) } } }),
     );
     let turn = 0;
-    const handler: MessageHandler = (m) => handlers[turn++ % handlers.length]!(m);
+    const handler: MessageHandler = (m, worker) => handlers[turn++ % handlers.length]!(m, worker);
     subscription = queue.subscribe(handler, { concurrency });
   }
   const onAdmission = (event: AdmissionEvent) => {

@@ -44,7 +44,7 @@ export function startDispatching(parts: Parts, o: DispatchingOptions): Dispatchi
     ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     options: {
       ...o.options,
-      // Half the deliveries may wait for a slot, fewer as calls take workers; the rest keep
+      // Half the deliveries may wait for a slot, fewer as calls take workers (half of them at most); the rest keep
       // taking messages, so a heavier tier's request still reaches the scheduler when the lighter ones wait.
       flow: { maxWaiting: Math.max(1, Math.floor(o.concurrency / 2)), workers: o.concurrency, ...o.options?.flow },
     },

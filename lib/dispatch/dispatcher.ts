@@ -16,7 +16,14 @@ import { sleep, type Clock } from '../clock/clock.js';
 import { decodeEnvelope, type Envelope } from '../envelope.js';
 import { resolveLimits } from '../policy/resolve.js';
 import type { Policy } from '../policy/schema.js';
-import { Consume, type ConsumeResult, type DeadLetter, type LiteMessage, type MessageHandler } from '../queue/types.js';
+import {
+  Consume,
+  type ConsumeResult,
+  type DeadLetter,
+  type LiteMessage,
+  type MessageHandler,
+  type Worker,
+} from '../queue/types.js';
 import type { ResultChannel, StoredResult } from '../results/types.js';
 import { paceKey } from '../store/keys.js';
 import type { RateStore } from '../store/types.js';
@@ -269,7 +276,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     return Consume.success;
   }
 
-  return async function dispatch(message: LiteMessage): Promise<ConsumeResult> {
+  return async function dispatch(message: LiteMessage, worker?: Worker): Promise<ConsumeResult> {
     let envelope: Envelope;
     try {
       envelope = decodeEnvelope(message.body);
@@ -389,6 +396,8 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       return suspend(message, envelope, verdict.ms, 'capacity', clock.now() - askedAt);
     }
     const slot = verdict.grant;
+    // Past its share of the workers the call gives its worker back: it is bounded by the model's slots.
+    if (slot.freesWorker) worker?.release();
 
     let claimed;
     try {

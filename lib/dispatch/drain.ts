@@ -81,8 +81,8 @@ export function createDrain(options: DrainOptions): Drain {
   return {
     exitMs,
     overdue: overdue.signal,
-    handler: (inner) => async (message) => {
-      const result = await inner(message);
+    handler: (inner) => async (message, worker) => {
+      const result = await inner(message, worker);
       return overdue.signal.aborted && result.kind !== 'success' ? Consume.suspend(handBackMs) : result;
     },
     upstream: (inner) => ({

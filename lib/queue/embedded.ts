@@ -236,10 +236,17 @@ export class EmbeddedLiteQueue implements LiteQueue {
         reason: `handler did not return within ${this.invisibleTimeoutMs} ms`,
       });
     });
+    let holdsWorker = true;
+    const release = () => {
+      if (!holdsWorker) return;
+      holdsWorker = false;
+      this.busyWorkers--;
+      this.schedulePump();
+    };
     const run = (async () => {
       let result: ConsumeResult;
       try {
-        result = await handler(view);
+        result = await handler(view, { release });
       } catch (error) {
         result = { kind: 'failure', reason: error instanceof Error ? error.message : String(error) };
       }
@@ -249,8 +256,8 @@ export class EmbeddedLiteQueue implements LiteQueue {
         this.settle(topic, message, result);
       }
     })().finally(() => {
-      this.busyWorkers--;
       this.running.delete(run);
+      release();
       this.schedulePump();
     });
     this.running.add(run);

@@ -28,7 +28,21 @@ export interface LiteMessage {
   readonly attempt: number;
 }
 
-export type MessageHandler = (message: LiteMessage) => Promise<ConsumeResult>;
+/** The place a delivery holds among the subscription's `concurrency`. */
+export interface Worker {
+  /**
+   * Gives the place to the next delivery while this handler goes on: its message stays
+   * un-acked (redelivered if the process dies) and `close()` still waits for it, but it no
+   * longer counts against `concurrency`. For work bounded elsewhere: a dispatcher's GPU
+   * call holds a slot of the shared gate, and a deployment's slots may outnumber its
+   * workers; held, the calls would leave no worker to take the next request to the
+   * scheduler. Idempotent.
+   */
+  release(): void;
+}
+
+/** Every engine passes `worker`; a handler called directly (tests) may go without. */
+export type MessageHandler = (message: LiteMessage, worker?: Worker) => Promise<ConsumeResult>;
 
 export interface DeadLetter {
   readonly message: LiteMessage;
@@ -42,7 +56,7 @@ export interface DeadLetter {
 }
 
 export interface SubscribeOptions {
-  /** Most handler calls running at once across all LiteTopics. */
+  /** Most handler calls running at once across all LiteTopics, not counting those that released their worker. */
   readonly concurrency: number;
 }
 

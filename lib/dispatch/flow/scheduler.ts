@@ -44,7 +44,8 @@ export interface FlowControlOptions {
    * Deliveries the consumer runs at once (its concurrency). Set, the waiting room also
    * shrinks as this dispatcher's calls take workers, so a few workers always stay free
    * for newcomers (RESERVED_WORKERS): when calls and waiters held every worker, a
-   * heavier tier's request was not even delivered while lighter ones came in.
+   * heavier tier's request was not even delivered while lighter ones came in. Calls hold
+   * at most half the workers (CALLS_HOLD_WORKERS); past that a call gives its worker back.
    */
   readonly workers?: number;
   /** Longest one delivery is held here before it goes back to its LiteTopic. */
@@ -91,6 +92,18 @@ export const DEFAULT_MAX_SEND_BACK_MS = 60_000;
 /** Workers kept free for newcomers, as a share of `workers` (at least one). */
 export const RESERVED_WORKERS = 1 / 8;
 
+/**
+ * The share of `workers` calls may hold. A call that holds its worker frees it when it ends,
+ * so the next delivery comes as a slot frees; given back at the grant instead, the freed
+ * workers took deliveries the full room sent back (`npm run bench -- seed2-burst`: more
+ * deliveries per request and the GPU less busy while work waited). But a model may have as
+ * many slots as the dispatcher has workers (64 by default): calls holding every worker left
+ * the room one place and no worker to bring requests to the scheduler, which then served
+ * them in the broker's order (`npm run bench -- replay` of an overloaded trace on 64 slots:
+ * realtime expired while batch and offline were all served).
+ */
+export const CALLS_HOLD_WORKERS = 1 / 2;
+
 export interface FlowControlDeps {
   readonly clock: Clock;
   readonly store: RateStore;
@@ -113,6 +126,11 @@ export interface SlotAsk {
 
 export interface Grant {
   readonly leaseId: string;
+  /**
+   * The call should give its worker back (lib/queue/types.ts `Worker`): calls already hold
+   * their share of the workers. Bounded by the slots, calls could otherwise take every worker.
+   */
+  readonly freesWorker: boolean;
   /** Gives the slot back and charges the flow what the call really used. */
   release(usedTokens: number | undefined): Promise<void>;
 }
@@ -173,12 +191,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   const activeWithinMs = deps.options.activeWithinMs ?? 30_000;
   const workers = deps.options.workers;
   const reservedWorkers = workers === undefined ? 0 : Math.max(1, Math.ceil(workers * RESERVED_WORKERS));
+  const callWorkers = workers === undefined ? 0 : Math.floor(workers * CALLS_HOLD_WORKERS);
+  /** Calls running that hold their worker. */
+  let callsHoldingWorkers = 0;
   /** Places for requests held here now: the bound, less what this dispatcher's calls take of the workers. */
   function room(): number {
     if (workers === undefined) return maxWaiting;
-    let calls = 0;
-    for (const m of models.values()) calls += m.calls.size;
-    return Math.max(1, Math.min(maxWaiting, workers - calls - reservedWorkers));
+    return Math.max(1, Math.min(maxWaiting, workers - callsHoldingWorkers - reservedWorkers));
   }
   // Half the layer's places at most, and never past its bound together with the requests waiting for a slot:
   // the other half stays for those, so a heavier tier's request still finds a place.
@@ -375,13 +394,17 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   function grantFor(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, leaseId: string): Grant {
     const startedAt = clock.now();
     m.calls.set(leaseId, startedAt + (speed.estimateMs(m.model, w.estimate) ?? Infinity));
+    const freesWorker = workers !== undefined && callsHoldingWorkers >= callWorkers;
+    if (!freesWorker) callsHoldingWorkers++;
     let released = false;
     return {
       leaseId,
+      freesWorker,
       async release(usedTokens) {
         if (released) return;
         released = true;
         m.calls.delete(leaseId);
+        if (!freesWorker) callsHoldingWorkers--;
         const used = usedTokens ?? w.estimate;
         speed.observe(m.model, clock.now() - startedAt, used);
         q.correct(w.key, used - w.estimate);

@@ -11,16 +11,23 @@ export class Limiter {
     if (!(limit >= 1)) throw new Error('concurrency must be at least 1');
   }
 
-  async run<T>(fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` once a place is free; `fn` may give its place back early (`release`) and go on. */
+  async run<T>(fn: (release: () => void) => Promise<T>): Promise<T> {
     if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     else this.active++;
-    try {
-      return await fn();
-    } finally {
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
       const next = this.waiting.shift();
-      // The slot passes straight to the next waiter, so `active` stays put.
+      // The place passes straight to the next waiter, so `active` stays put.
       if (next) next();
       else this.active--;
+    };
+    try {
+      return await fn(release);
+    } finally {
+      release();
     }
   }
 

@@ -428,7 +428,7 @@ class RocketMQSubscription {
 
   private async consumeOnce(view: MessageView): Promise<RmqResult> {
     if (this.closing) return ConsumeResultSuspend.of(HAND_BACK_MS);
-    return this.limiter.run(async () => {
+    return this.limiter.run(async (release) => {
       if (this.closing) return ConsumeResultSuspend.of(HAND_BACK_MS);
       const failures = this.failures.get(view.messageId);
       const message: LiteMessage = {
@@ -440,7 +440,7 @@ class RocketMQSubscription {
       if (failures >= this.maxAttempts) return this.deadLetter(message, 'dead-letter sink failed earlier');
       let result: ConsumeResult;
       try {
-        result = await this.handler(message);
+        result = await this.handler(message, { release });
       } catch (err) {
         result = { kind: 'failure', reason: `handler threw: ${err instanceof Error ? err.message : String(err)}` };
       }

@@ -101,6 +101,43 @@ export function runLiteQueueConformance(
       expect(maxRunning).toBeLessThanOrEqual(3);
     });
 
+    it('a handler that releases its worker lets the next delivery start while it goes on; close waits for it', async () => {
+      const { queue, ready } = await open();
+      const [long, next] = [lt('long'), lt('next')];
+      const started: string[] = [];
+      let finishLong!: () => void;
+      const longMayEnd = new Promise<void>((resolve) => (finishLong = resolve));
+      let longEnded = false;
+      const subscription = queue.subscribe(
+        async (m, worker) => {
+          started.push(m.body);
+          if (m.body !== 'long') return Consume.success;
+          worker?.release();
+          worker?.release(); // twice is once
+          await longMayEnd;
+          longEnded = true;
+          return Consume.success;
+        },
+        { concurrency: 1 },
+      );
+      await ready();
+      await queue.send(long, 'long');
+      await until('the long handler to start', () => started.includes('long'));
+      await queue.send(next, 'n0');
+      await queue.send(next, 'n1');
+      // One worker: only the released place lets these in while the long handler still runs.
+      await until('the next LiteTopic to be served', () => started.includes('n1'));
+      expect(longEnded).toBe(false);
+      let closed = false;
+      const closing = subscription.close().then(() => (closed = true));
+      await pause(200);
+      expect(closed, 'close waits for a handler that released its worker').toBe(false);
+      finishLong();
+      await closing;
+      expect(longEnded).toBe(true);
+      expect(started.filter((b) => b === 'long')).toEqual(['long']);
+    });
+
     it('Suspend pauses only its LiteTopic and then redelivers the same message first', async () => {
       const { queue, ready } = await open();
       const slow = lt('slow');

@@ -281,6 +281,30 @@ describe('flow control', () => {
     await clock.advance(1);
   });
 
+  it('calls hold at most half the workers: past that a call gives its worker back and the room keeps its places', async () => {
+    // 16 workers, 2 kept free, 16 slots. Holding their workers, 16 calls would leave the room
+    // 16 - 16 - 2 = 0 places (1, its floor): no worker to bring a request to the scheduler.
+    const { clock, ask, flows } = setup({ slots: 16, workers: 16, maxWaiting: 16 });
+    const calls: Grant[] = [];
+    for (let i = 0; i < 16; i++) calls.push(granted(await ask('batch')));
+    expect(calls.map((c) => c.freesWorker)).toEqual([...Array(8).fill(false), ...Array(8).fill(true)]);
+    // 8 calls hold workers: 16 - 8 - 2 = 6 may wait.
+    const waiters = Array.from({ length: 6 }, () => ask('batch'));
+    await clock.advance(1);
+    expect(flows.waiting()).toBe(6);
+    expect((await ask('batch')).kind).toBe('suspend');
+    // A call that held its worker ends: its place goes to the next, which holds one again.
+    await calls[0]!.release(100);
+    const next = granted(await waiters[0]!);
+    expect(next.freesWorker).toBe(false);
+    for (const c of [...calls.slice(1), next]) await c.release(100);
+    for (const w of waiters.slice(1))
+      void w.then(async (v) => {
+        if (v.kind === 'granted') await v.grant.release(100);
+      });
+    await clock.advance(1);
+  });
+
   it('sends back from a full room PLACES_PER_RETURN starts apart, not all to return at once', async () => {
     const { ask, end } = await fullRoomOfTwo();
     const back: number[] = [];
