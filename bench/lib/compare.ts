@@ -107,6 +107,15 @@ export function tierMaxWait(policy: Policy): (tier: string) => number {
   return (tier) => (Object.hasOwn(policy.tiers, tier) ? policy.tiers[tier]!.maxQueueWaitMs : Infinity);
 }
 
+/**
+ * Broker round trips per served request: the engine's deliveries (each Suspend is one more);
+ * a baseline has no queue, so its attempts.
+ */
+export function deliveriesPerCompleted(r: SystemReport): number {
+  const delivered = r.queue?.delivered ?? r.total.sent;
+  return r.total.ok ? Math.round((delivered / r.total.ok) * 1e3) / 1e3 : 0;
+}
+
 /** The figures of one run; `endMs` is where its series stop (the same for every system of a comparison). */
 export function systemReport(
   run: SystemRun,

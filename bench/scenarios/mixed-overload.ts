@@ -14,7 +14,7 @@
  * best baseline.
  */
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
-import { compare, type SystemReport } from '../lib/compare.js';
+import { compare, deliveriesPerCompleted, type SystemReport } from '../lib/compare.js';
 import type { TierFairness } from '../lib/fairness.js';
 import { fairnessBySystem, tenantTable, tierFairnessTable, worstAccountsTable } from '../lib/fairness-tables.js';
 import { round } from '../lib/recorder.js';
@@ -157,11 +157,6 @@ function windowUtilization(r: SystemReport, [from, to]: [number, number]): numbe
   return picked.length ? round(picked.reduce((a, b) => a + b, 0) / picked.length, 3) : 0;
 }
 
-function deliveriesPerCompleted(run: SystemRun, r: SystemReport): number {
-  const delivered = run.queue?.delivered ?? r.total.sent;
-  return r.total.ok ? round(delivered / r.total.ok, 3) : 0;
-}
-
 export const mixedOverload: Scenario = {
   name: 'mixed-overload',
   description:
@@ -216,7 +211,7 @@ export const mixedOverload: Scenario = {
       [
         'DeliveriesPerCompleted',
         'deliveries (baselines: attempts) per completed request',
-        (x) => deliveriesPerCompleted(x.run, x.r),
+        (x) => deliveriesPerCompleted(x.r),
         'lower',
         String,
       ],

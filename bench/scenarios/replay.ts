@@ -23,7 +23,7 @@
 import { readFileSync } from 'node:fs';
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import type { PolicyInput } from '../../lib/policy/schema.js';
-import { compare } from '../lib/compare.js';
+import { compare, deliveriesPerCompleted } from '../lib/compare.js';
 import { fairnessBySystem, tenantTable, tierFairnessTable, worstAccountsTable } from '../lib/fairness-tables.js';
 import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
 import { ms, pct, type FigureSpec } from '../lib/versus.js';
@@ -116,6 +116,13 @@ export const replay: Scenario = {
         label: 'GPU refused (429/503)',
         figure: (r) => r.gpu.refused429 + r.gpu.refused503,
         better: 'lower',
+      },
+      {
+        name: 'DeliveriesPerCompleted',
+        label: 'deliveries (baselines: attempts) per completed request',
+        figure: deliveriesPerCompleted,
+        better: 'lower',
+        format: String,
       },
       {
         name: 'WaitP99Ms',

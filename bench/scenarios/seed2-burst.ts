@@ -13,7 +13,7 @@
  */
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { BASELINES, SYSTEM_LABELS, type BaselineName } from '../lib/baselines.js';
-import { compare, systemReport, tierMaxWait, type SystemReport } from '../lib/compare.js';
+import { compare, deliveriesPerCompleted, systemReport, tierMaxWait, type SystemReport } from '../lib/compare.js';
 import { runSluice, type SystemRun } from '../lib/systems.js';
 import { isOk, round, type Attempt } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
@@ -206,8 +206,7 @@ export const seed2Burst: Scenario = {
         peakAdmittedPerSec: peakAdmittedPerSec(run.recorder.attempts),
         gpuUtilizationDuringBurst: burstUtilization(r, p.burstStartMs, p.burstStartMs + p.burstMs),
         gpuRefused: r.gpu.refused429 + r.gpu.refused503,
-        // The engine's deliveries (each Suspend is one more); the baseline has no queue, so its attempts.
-        deliveriesPerCompleted: r.total.ok ? round((run.queue?.delivered ?? r.total.sent) / r.total.ok, 3) : 0,
+        deliveriesPerCompleted: deliveriesPerCompleted(r),
       };
     };
     type Figures = ReturnType<typeof figures>;
