@@ -4,7 +4,7 @@
  * scenarios whose traffic has several tenants per tier (mixed-overload, replay).
  */
 import { BASELINES, SYSTEM_LABELS } from './baselines.js';
-import type { RunComparison } from './compare.js';
+import type { RunComparison, SystemReport } from './compare.js';
 import { outcomes, tierFairness, type TierFairness } from './fairness.js';
 import type { SystemName, SystemRun } from './systems.js';
 import type { TraceEvent } from './trace.js';
@@ -14,7 +14,7 @@ import type { Table } from '../scenarios/types.js';
 export interface SystemFairness {
   readonly name: SystemName;
   readonly label: string;
-  readonly run: SystemRun;
+  readonly report: SystemReport;
   /** Per tier. */
   readonly fairness: Readonly<Record<string, TierFairness>>;
 }
@@ -23,13 +23,13 @@ export interface SystemFairness {
 export function fairnessBySystem(c: RunComparison, trace: readonly TraceEvent[]): SystemFairness[] {
   const maxWait = (tier: string) =>
     Object.hasOwn(c.world.tierMaxWaitMs, tier) ? c.world.tierMaxWaitMs[tier]! : Infinity;
-  const of = (name: SystemName, run: SystemRun): SystemFairness => ({
+  const of = (name: SystemName, run: SystemRun, report: SystemReport): SystemFairness => ({
     name,
     label: SYSTEM_LABELS[name],
-    run,
+    report,
     fairness: tierFairness(outcomes(run.recorder.attempts, trace, maxWait)),
   });
-  return [...BASELINES.map((b) => of(b, c.runs.baselines[b])), of('sluice', c.runs.sluice)];
+  return [...BASELINES.map((b) => of(b, c.runs.baselines[b], c.baselines[b])), of('sluice', c.runs.sluice, c.sluice)];
 }
 
 const tierOf = (s: SystemFairness, tier: string): TierFairness | undefined =>

@@ -19,7 +19,6 @@ import type { TierFairness } from '../lib/fairness.js';
 import { fairnessBySystem, tenantTable, tierFairnessTable, worstAccountsTable } from '../lib/fairness-tables.js';
 import { round } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
-import type { SystemRun } from '../lib/systems.js';
 import { BASELINES, SYSTEM_LABELS } from '../lib/baselines.js';
 import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
 import type { SystemName } from '../lib/systems.js';
@@ -168,12 +167,10 @@ export const mixedOverload: Scenario = {
     ctx.log(`mixed-overload: ${world.trace.length} requests, ${p.gpuSlots} GPU slots`);
     const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
     const systems = fairnessBySystem(c, world.trace);
-    const bySystem = Object.fromEntries(
-      systems.map((s) => [
-        s.name,
-        { f: s.fairness, r: s.name === 'sluice' ? c.sluice : c.baselines[s.name], run: s.run },
-      ]),
-    ) as Record<SystemName, { f: Readonly<Record<string, TierFairness>>; r: SystemReport; run: SystemRun }>;
+    const bySystem = Object.fromEntries(systems.map((s) => [s.name, { f: s.fairness, r: s.report }])) as Record<
+      SystemName,
+      { f: Readonly<Record<string, TierFairness>>; r: SystemReport }
+    >;
     const overlap = overlapWindow(p);
     const tiers = c.world.tiers;
     const versus = (figure: (x: (typeof bySystem)[SystemName]) => number, better: Better) =>

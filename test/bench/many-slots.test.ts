@@ -5,6 +5,7 @@
  * waited behind the flood and expired (24 % served on seed 1).
  */
 import { expect, it } from 'vitest';
+import { outcomes, tierFairness } from '../../bench/lib/fairness.js';
 import { createRng } from '../../bench/lib/rng.js';
 import { runSluice } from '../../bench/lib/systems.js';
 import { burst, merge, poisson } from '../../bench/lib/trace.js';
@@ -39,18 +40,12 @@ it.each([1, 2])(
   'on as many slots as workers, realtime within its share is all served beside a batch flood (seed %i)',
   { timeout: 120_000 },
   async (seed) => {
-    const run = await runSluice(world(seed));
-    const byTier = new Map<string, { sent: number; ok: number }>();
-    for (const a of run.recorder.attempts) {
-      const t = byTier.get(a.tier) ?? { sent: 0, ok: 0 };
-      t.sent++;
-      if (a.status !== undefined && a.status >= 200 && a.status < 300) t.ok++;
-      byTier.set(a.tier, t);
-    }
-    const share = (tier: string) => byTier.get(tier)!.ok / byTier.get(tier)!.sent;
-    const requests = run.recorder.attempts.length;
+    const w = world(seed);
+    const run = await runSluice(w);
+    const byTier = tierFairness(outcomes(run.recorder.attempts, w.trace, () => Infinity));
+    const share = (tier: string) => byTier[tier]!.success;
     console.log(
-      `many slots, seed ${seed}: ${JSON.stringify(Object.fromEntries(byTier))}, ${run.queue?.delivered} deliveries for ${requests} requests`,
+      `many slots, seed ${seed}: realtime ${share('realtime')}, batch ${share('batch')}, offline ${share('offline')}; ${run.queue?.delivered} deliveries for ${w.trace.length} requests`,
     );
     expect(share('realtime')).toBeGreaterThanOrEqual(0.995);
     // The patient tiers wait for their turn and are served too.

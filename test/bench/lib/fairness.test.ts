@@ -7,7 +7,7 @@ import {
   type SystemFairness,
 } from '../../../bench/lib/fairness-tables.js';
 import type { Attempt } from '../../../bench/lib/recorder.js';
-import type { SystemRun } from '../../../bench/lib/systems.js';
+import type { SystemReport } from '../../../bench/lib/compare.js';
 
 function attempt(request: number, account: string, tenant: string, tier: string, status: number, at = 0): Attempt {
   return { request, account, tenant, tier, sentAt: at, status, ...(status === 200 ? { startedAt: at + 100 } : {}) };
@@ -62,14 +62,14 @@ describe('fairness tables', () => {
   const sluice: SystemFairness = {
     name: 'sluice',
     label: 'Sluice',
-    run: {} as SystemRun,
+    report: {} as SystemReport,
     fairness: tierFairness(outcomes(attempts(), trace, () => 10_000)),
   };
   // A baseline that served only request 0, and never saw the batch tier.
   const baseline: SystemFairness = {
     name: 'priority',
     label: 'priority',
-    run: {} as SystemRun,
+    report: {} as SystemReport,
     fairness: tierFairness(
       outcomes(
         attempts()
