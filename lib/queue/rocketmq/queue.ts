@@ -410,7 +410,17 @@ class RocketMQSubscription {
     probe.arrived(liteTopic, view.messageId, view.bornTimestamp?.getTime(), this.opts.clock.now());
     const result = this.consumeTracked(view);
     probe.queuedForHandler(this.limiter.queued);
-    return result.finally(() => probe.settled(liteTopic, view.messageId, this.opts.clock.now()));
+    return result.then(
+      (r) => {
+        const suspendedMs = r instanceof ConsumeResultSuspend ? r.suspendTimeMs : 0;
+        probe.settled(liteTopic, view.messageId, this.opts.clock.now(), suspendedMs);
+        return r;
+      },
+      (err: unknown) => {
+        probe.settled(liteTopic, view.messageId, this.opts.clock.now());
+        throw err;
+      },
+    );
   }
 
   private consumeTracked(view: MessageView): Promise<RmqResult> {

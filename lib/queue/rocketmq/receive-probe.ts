@@ -10,17 +10,17 @@
  * such a message could not be delivered before its predecessor was acked or suspended.
  * Waits are grouped by a class the caller derives from the LiteTopic (its tier).
  *
- * A message delivered again after it was settled here is counted apart, not as a wait:
- * it means the broker did not apply our ack (or the Suspend), and its LiteTopic stayed
- * blocked until the message's invisible time ran out.
+ * A message delivered again after it was settled here is counted apart, not as a wait.
+ * After a Suspend that is its return, as asked; after an ack it means the broker did not
+ * apply the ack (or, in a non-orderly group, a sibling's Suspend delivered the batch again).
  */
 export interface ReceiveProbe {
   /** One receive call (long poll) answered with `messages` after `ms`. */
   received(messages: number, ms: number): void;
   /** A message reached the adapter at `at`. */
   arrived(liteTopic: string, messageId: string, bornAt: number | undefined, at: number): void;
-  /** The adapter is done with it at `at` (acked, suspended, dead-lettered). */
-  settled(liteTopic: string, messageId: string, at: number): void;
+  /** The adapter is done with it at `at` (acked, suspended for `suspendedMs`, dead-lettered). */
+  settled(liteTopic: string, messageId: string, at: number, suspendedMs?: number): void;
   /** Handlers waiting for the concurrency limit right now. */
   queuedForHandler(n: number): void;
   /** A nudge went to a LiteTopic left silent (nudge.ts). */
@@ -42,8 +42,12 @@ export interface ReceiveSummary {
   readonly maxBatch: number;
   /** Receive calls by how long they took (long polls that found nothing last the whole poll). */
   readonly receiveMs: WaitFigures;
-  /** Deliveries of messages already settled here (acks or Suspends the broker did not apply). */
+  /** Deliveries of messages acked here already (acks the broker did not apply, or a batch delivered again). */
   readonly afterSettled: number;
+  /** Deliveries of messages back from a Suspend: the returns asked for (paced, sent back, backed off). */
+  readonly afterSuspend: number;
+  /** Of those, the ones back sooner than their Suspend asked (by more than EARLY_SLACK_MS). */
+  readonly earlyAfterSuspend: number;
   /** Most messages received and not yet settled at once (the client's cache, as it counts it). */
   readonly peakUnsettled: number;
   readonly unsettledNow: number;
@@ -71,6 +75,9 @@ export function figures(values: readonly number[]): WaitFigures {
 /** Settled ids remembered, to tell a delivery after settling from a first one. */
 const REMEMBER_SETTLED = 100_000;
 
+/** A return this much sooner than its Suspend asked is counted early (timer and clock granularity aside). */
+export const EARLY_SLACK_MS = 100;
+
 export function createReceiveProbe(classOf: (liteTopic: string) => string): ReceiveProbe {
   let receives = 0;
   let emptyReceives = 0;
@@ -78,14 +85,22 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   let maxBatch = 0;
   const receiveMs: number[] = [];
   const unsettled = new Map<string, string>();
-  const settledIds = new Set<string>();
+  /** Per settled id: when, and the Suspend it was given (0: acked or dead-lettered). */
+  const settledIds = new Map<string, { at: number; suspendedMs: number }>();
   let afterSettled = 0;
+  let afterSuspend = 0;
+  let earlyAfterSuspend = 0;
   let peakUnsettled = 0;
   let peakQueued = 0;
   let nudges = 0;
   /** Per LiteTopic: messages unsettled here, and when the last one was settled. */
   const topics = new Map<string, { open: number; lastSettledAt: number }>();
   const waits = new Map<string, { all: number[]; behind: number[]; free: number[] }>();
+  function track(liteTopic: string) {
+    const topic = topics.get(liteTopic) ?? { open: 0, lastSettledAt: -Infinity };
+    topics.set(liteTopic, topic);
+    return topic;
+  }
   return {
     received(n, ms) {
       receives++;
@@ -96,14 +111,21 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
     },
     arrived(liteTopic, messageId, bornAt, at) {
       if (unsettled.has(messageId)) return; // a redelivery of one still being handled
-      if (settledIds.has(messageId)) {
-        afterSettled++;
+      const before = settledIds.get(messageId);
+      if (before) {
+        if (before.suspendedMs > 0) {
+          afterSuspend++;
+          if (at < before.at + before.suspendedMs - EARLY_SLACK_MS) earlyAfterSuspend++;
+          // In hand again: its next settle counts, its broker wait was counted at its first arrival.
+          settledIds.delete(messageId);
+          unsettled.set(messageId, liteTopic);
+          track(liteTopic).open++;
+        } else afterSettled++;
         return;
       }
       unsettled.set(messageId, liteTopic);
       peakUnsettled = Math.max(peakUnsettled, unsettled.size);
-      const topic = topics.get(liteTopic) ?? { open: 0, lastSettledAt: -Infinity };
-      topics.set(liteTopic, topic);
+      const topic = track(liteTopic);
       if (bornAt !== undefined) {
         const cls = classOf(liteTopic);
         const w = waits.get(cls) ?? { all: [], behind: [], free: [] };
@@ -114,10 +136,10 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
       }
       topic.open++;
     },
-    settled(liteTopic, messageId, at) {
+    settled(liteTopic, messageId, at, suspendedMs = 0) {
       if (!unsettled.delete(messageId)) return;
-      settledIds.add(messageId);
-      if (settledIds.size > REMEMBER_SETTLED) settledIds.delete(settledIds.values().next().value!);
+      settledIds.set(messageId, { at, suspendedMs });
+      if (settledIds.size > REMEMBER_SETTLED) settledIds.delete(settledIds.keys().next().value!);
       const topic = topics.get(liteTopic);
       if (!topic) return;
       topic.open--;
@@ -139,6 +161,8 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         emptyReceives,
         messages,
         afterSettled,
+        afterSuspend,
+        earlyAfterSuspend,
         maxBatch,
         receiveMs: figures(receiveMs),
         peakUnsettled,

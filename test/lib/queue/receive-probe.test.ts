@@ -33,4 +33,22 @@ describe('receive probe', () => {
     expect(probe.summary().brokerWait.x!.all).toMatchObject({ count: 1, max: 10 });
     expect(figures([])).toEqual({ count: 0, p50: 0, p99: 0, max: 0 });
   });
+
+  it('counts a return from a Suspend apart from a delivery after an ack, and early returns apart again', () => {
+    const probe = createReceiveProbe(() => 'x');
+    probe.arrived('x-a', 'm1', 0, 10);
+    probe.settled('x-a', 'm1', 100, 5_000);
+    // Back as asked: in hand again, so its next settle counts too.
+    probe.arrived('x-a', 'm1', 0, 5_100);
+    expect(probe.summary()).toMatchObject({ afterSuspend: 1, earlyAfterSuspend: 0, afterSettled: 0, unsettledNow: 1 });
+    probe.settled('x-a', 'm1', 5_200, 5_000);
+    // Back 2 s before its Suspend ended.
+    probe.arrived('x-a', 'm1', 0, 8_200);
+    probe.settled('x-a', 'm1', 8_300);
+    // Acked, then delivered again.
+    probe.arrived('x-a', 'm1', 0, 9_000);
+    expect(probe.summary()).toMatchObject({ afterSuspend: 2, earlyAfterSuspend: 1, afterSettled: 1, unsettledNow: 0 });
+    // Its broker wait counted once, at its first arrival.
+    expect(probe.summary().brokerWait.x!.all.count).toBe(1);
+  });
 });
