@@ -112,7 +112,8 @@ export function tierMaxWait(policy: Policy): (tier: string) => number {
  * a baseline has no queue, so its attempts.
  */
 export function deliveriesPerCompleted(r: SystemReport): number {
-  const delivered = r.queue?.delivered ?? r.total.sent;
+  // The real engine has no queue figures: what reached the dispatcher's handler counts instead.
+  const delivered = r.queue?.delivered ?? r.dispatch?.delivered ?? r.total.sent;
   return r.total.ok ? Math.round((delivered / r.total.ok) * 1e3) / 1e3 : 0;
 }
 
