@@ -22,6 +22,7 @@ import {
   type DeadLetter,
   type LiteMessage,
   type MessageHandler,
+  type Recall,
   type Worker,
 } from '../queue/types.js';
 import type { ResultChannel, StoredResult } from '../results/types.js';
@@ -230,11 +231,12 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     pauseMs: number,
     cause: SuspendCause,
     heldMs?: number,
+    onRecallable?: (recall: Recall) => void,
   ): ConsumeResult {
     // Whole ms, as the broker's Suspend takes them: the trace and metrics show what was asked.
     const ms = Math.ceil(pauseMs);
     emit({ type: 'suspended', envelope, ms, cause, ...(heldMs !== undefined ? { heldMs } : {}) });
-    return park(message.messageId, cause, Consume.suspend(ms));
+    return park(message.messageId, cause, Consume.suspend(ms, onRecallable));
   }
   const flows =
     deps.flows ??
@@ -393,7 +395,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     }
     if (verdict.kind === 'suspend') {
       releases.hold(message.messageId, clock.now());
-      return suspend(message, envelope, verdict.ms, 'capacity', clock.now() - askedAt);
+      return suspend(message, envelope, verdict.ms, 'capacity', clock.now() - askedAt, verdict.onRecallable);
     }
     const slot = verdict.grant;
     // Past its share of the workers the call gives its worker back: it is bounded by the model's slots.

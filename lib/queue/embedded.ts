@@ -268,9 +268,18 @@ export class EmbeddedLiteQueue implements LiteQueue {
     switch (result.kind) {
       case 'success':
         break;
-      case 'suspend':
+      case 'suspend': {
         this.putBack(topic, message, result.ms);
+        const pause = topic.cancelResume;
+        result.onRecallable?.(async () => {
+          // Only this Suspend's own pause, with its message still first: a later one is the later Suspend's.
+          if (topic.cancelResume === undefined || topic.cancelResume !== pause || topic.messages.peek() !== message)
+            return false;
+          this.resume(topic);
+          return true;
+        });
         break;
+      }
       case 'failure':
         if (message.attempt >= this.maxAttempts) {
           const deadLetter: DeadLetter = {
@@ -300,10 +309,14 @@ export class EmbeddedLiteQueue implements LiteQueue {
     this.queued++;
     topic.cancelResume?.();
     if (topic.cancelResume === undefined) this.suspendedCount++;
-    topic.cancelResume = this.clock.setTimer(ms, () => {
-      topic.cancelResume = undefined;
-      this.suspendedCount--;
-      this.makeReadyIfDeliverable(topic);
-    });
+    topic.cancelResume = this.clock.setTimer(ms, () => this.resume(topic, true));
+  }
+
+  private resume(topic: Topic, fired = false): void {
+    if (topic.cancelResume === undefined) return;
+    if (!fired) topic.cancelResume();
+    topic.cancelResume = undefined;
+    this.suspendedCount--;
+    this.makeReadyIfDeliverable(topic);
   }
 }

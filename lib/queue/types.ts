@@ -11,12 +11,30 @@ export type ConsumeResult =
   /** Redeliver later (with backoff) up to the attempt limit, then dead-letter. */
   | { readonly kind: 'failure'; readonly reason?: string }
   /** Put the message back at the head of its LiteTopic and pause that LiteTopic for `ms`. */
-  | { readonly kind: 'suspend'; readonly ms: number };
+  | {
+      readonly kind: 'suspend';
+      readonly ms: number;
+      /**
+       * Told, once the pause is in place, how to end it early. A dispatcher sends a request
+       * back from a full room for as long as it expects the room to stay full; when the room
+       * empties first, the slots would idle until the pause ran out (the tail of a flood,
+       * `npm run bench -- replay`). Never called by an engine that cannot.
+       */
+      readonly onRecallable?: (recall: Recall) => void;
+    };
+
+/**
+ * Ends a Suspend early: the message's LiteTopic resumes now, the message first. Resolves
+ * false when there was nothing to end (the pause was over, replaced by a later one, or the
+ * broker refused); harmless then.
+ */
+export type Recall = () => Promise<boolean>;
 
 export const Consume = {
   success: { kind: 'success' } as ConsumeResult,
   failure: (reason?: string): ConsumeResult => ({ kind: 'failure', reason }),
-  suspend: (ms: number): ConsumeResult => ({ kind: 'suspend', ms }),
+  suspend: (ms: number, onRecallable?: (recall: Recall) => void): ConsumeResult =>
+    onRecallable ? { kind: 'suspend', ms, onRecallable } : { kind: 'suspend', ms },
 };
 
 export interface LiteMessage {

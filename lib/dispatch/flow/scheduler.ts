@@ -28,12 +28,14 @@ import { own } from '../../lookup.js';
 import { slotsInUse } from '../../limits/capacity-gate.js';
 import { liteTopicReturnKey, returnScheduleKey, slotGateKey } from '../../store/keys.js';
 import { sendBack as sendBackRule } from '../../limits/send-back.js';
+import type { Recall } from '../../queue/types.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
 import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
 import { createPaceHold } from './pace-hold.js';
 import { waitForRelease } from './release-spread.js';
 import type { SlotSource } from './saturation.js';
+import { SentBack } from './sent-back.js';
 import { ServiceTime } from './service-time.js';
 import { PRESSED_SHARE_OF_WAIT, tierOrder } from './tier-order.js';
 
@@ -82,12 +84,13 @@ export const PLACES_PER_RETURN = 3;
 /**
  * A request sent back from a full room returns within this long at the latest. Its time away is
  * estimated from the work ahead of it at today's pace, and the heavier tiers' demand can end well
- * before that work would have: their slots then free all at once, and until the sent-back requests
- * return, nothing is here to take them (`npm run bench -- mixed-overload`: the GPU idled for minutes
- * while a lighter tier's requests waited in their LiteTopics). Each early return to a full room is
- * one more delivery, so not much shorter.
+ * before that work would have: their slots then free all at once. The room calls its sent-back
+ * requests back when it empties (sent-back.ts), so the bound is for what that cannot see: a room
+ * that never empties while the slots go to other dispatchers' requests. Each return to a full room
+ * is one more delivery, so not short: at 60 s, the 64-slot replay of a 30,000-request trace
+ * (`npm run bench -- replay`) made 3.2 deliveries per request, at 120 s 2.3, with the GPU as busy.
  */
-export const DEFAULT_MAX_SEND_BACK_MS = 60_000;
+export const DEFAULT_MAX_SEND_BACK_MS = 120_000;
 
 /** Workers kept free for newcomers, as a share of `workers` (at least one). */
 export const RESERVED_WORKERS = 1 / 8;
@@ -137,8 +140,12 @@ export interface Grant {
 
 export type Verdict =
   | { readonly kind: 'granted'; readonly grant: Grant }
-  /** Back to the LiteTopic for `ms`: too many wait here, or it was held as long as allowed. */
-  | { readonly kind: 'suspend'; readonly ms: number }
+  /**
+   * Back to the LiteTopic for `ms`: too many wait here, or it was held as long as allowed.
+   * `onRecallable` goes to the engine with the Suspend (lib/queue/types.ts): sent back from a
+   * full room, the request is called back early if the room empties first (sent-back.ts).
+   */
+  | { readonly kind: 'suspend'; readonly ms: number; readonly onRecallable?: (recall: Recall) => void }
   | { readonly kind: 'expired' }
   /** It cannot start before its deadline: answer now; the work ahead should be done in `retryAfterMs`. */
   | { readonly kind: 'late'; readonly retryAfterMs: number };
@@ -168,6 +175,8 @@ interface ModelFlows {
   /** This dispatcher's calls in flight: when each is expected to end (Infinity: speed not known yet). */
   calls: Map<string, number>;
   cancelKeepalive: (() => void) | undefined;
+  /** Requests this dispatcher sent back, until they return. */
+  sentBack: SentBack;
 }
 
 export function createFlowControl(deps: FlowControlDeps): FlowControl {
@@ -221,6 +230,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       inUse: {},
       calls: new Map(),
       cancelKeepalive: undefined,
+      sentBack: new SentBack(),
     };
     models.set(model, m);
     const flows = m;
@@ -436,6 +446,30 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         void pump(m);
       });
     }
+    if (m.size === 0) callBack(m);
+  }
+
+  /**
+   * Nothing of the model waits here: calls back requests sent back earlier, as many as the
+   * room has places and the gate had slots free at its last answer (one at least: a pump
+   * with nothing waiting follows a release). Back, they ask the gate like any newcomer;
+   * the gate's fresh answer then calls back more while slots stay free.
+   */
+  function callBack(m: ModelFlows): void {
+    if (m.sentBack.size === 0) return;
+    const model = own(deps.policy().models, m.model);
+    if (!model) return;
+    const gate = modelGate(deps.policy(), m.model, slotsOf(m.model, model));
+    const places = room() - total - paceHold.held();
+    const free = Math.max(1, gate.open.capacity - slotsInUse(m.inUse));
+    for (const recall of m.sentBack.take(Math.min(places, free), (tier) => weightOf(gate, tier), clock.now()))
+      void recall().catch(() => false);
+  }
+
+  /** The Suspend of a request sent back from a full room, which the room may call back early. */
+  function sentBackVerdict(m: ModelFlows, tier: string, deadline: number, ms: number): Verdict {
+    const returnAt = clock.now() + ms;
+    return { kind: 'suspend', ms, onRecallable: (recall) => m.sentBack.add({ tier, deadline, returnAt, recall }) };
   }
 
   /** Asks the gate for the next request in order; false when no waiting tier can have a slot now. */
@@ -524,12 +558,14 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         if (total + paceHold.held() >= room()) {
           const victim = victimFor(m, gate, ask, now);
           if (!victim)
-            return sendBack(m, ask.flow.tier, ask.deadline, ask.liteTopic).then((ms) => ({ kind: 'suspend', ms }));
+            return sendBack(m, ask.flow.tier, ask.deadline, ask.liteTopic).then((ms) =>
+              sentBackVerdict(m, ask.flow.tier, ask.deadline, ms),
+            );
           // Out of the room now, so the newcomer has its place; its Suspend once the store answered.
           const evicted = victim.w;
           if (take(m, victim.q, evicted, false))
             void sendBack(m, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((ms) =>
-              evicted.value.settle({ kind: 'suspend', ms }),
+              evicted.value.settle(sentBackVerdict(m, evicted.key.tier, evicted.deadline, ms)),
             );
         }
       }

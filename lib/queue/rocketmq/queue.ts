@@ -30,6 +30,7 @@ import {
 } from './receive-watchdog.js';
 import { keepLiteSubscription, type LiteSubscriptionKeeper } from './lite-subscription.js';
 import { retryRefusedSettles } from './settle-retry.js';
+import { observeSuspends, PendingRecalls } from './recall.js';
 import { NUDGE_TAG, StallNudger } from './nudge.js';
 import type { ReceiveProbe } from './receive-probe.js';
 import { DEFAULT_RECEIVERS } from './receivers.js';
@@ -231,6 +232,7 @@ class RocketMQSubscription {
   /** Messages being handled here, by id, with their result to come. */
   private readonly running = new Map<string, Promise<RmqResult>>();
   private readonly nudger: StallNudger | undefined;
+  private readonly recalls = new PendingRecalls();
 
   constructor(
     private readonly opts: RocketMQLiteQueueOptions,
@@ -332,6 +334,12 @@ class RocketMQSubscription {
     });
     if (!watched)
       this.log.warn({ component: 'rocketmq-queue' }, 'client has no receiveMessage to observe; no receive watchdog');
+    // Before settle-retry's wrapper, so a recall goes to the proxy once (recall.ts).
+    if (!observeSuspends(consumer, (id, recall) => this.recalls.applied(id, () => recall(MIN_SUSPEND_MS))))
+      this.log.warn(
+        { component: 'rocketmq-queue' },
+        'client has no invisible-time call to observe; Suspends cannot be recalled',
+      );
     const settles = retryRefusedSettles(consumer, {
       clock: this.opts.clock,
       report: (refusal) =>
@@ -373,6 +381,8 @@ class RocketMQSubscription {
 
   private consume(view: MessageView): Promise<RmqResult> {
     const liteTopic = view.liteTopic ?? '';
+    // Delivered again, by a recall or not: a recall of its last Suspend has nothing to end.
+    this.recalls.forget(view.messageId);
     const nudge = view.tag === NUDGE_TAG;
     // Per message at debug: with the client's receive lines and the refused settles (warn),
     // what tells a message the broker holds from one a handler holds (CHAOS_LOG_LEVEL=debug).
@@ -465,6 +475,7 @@ class RocketMQSubscription {
         this.settled.add(message.messageId);
         return RmqResult.SUCCESS;
       case 'suspend':
+        if (result.onRecallable) this.recalls.expect(message.messageId, result.onRecallable);
         return ConsumeResultSuspend.of(Math.max(MIN_SUSPEND_MS, Math.round(result.ms)));
       case 'failure': {
         const failures = message.attempt;

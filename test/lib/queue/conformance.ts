@@ -12,6 +12,7 @@ import {
   type DeadLetter,
   type LiteMessage,
   type LiteQueue,
+  type Recall,
 } from '../../../lib/queue/types.js';
 
 export interface QueueUnderTestOptions {
@@ -172,6 +173,36 @@ export function runLiteQueueConformance(
         slowLog.map((e) => e.attempt),
         'Suspend is not a failure',
       ).toEqual([1, 1, 1]);
+    });
+
+    it('a recalled Suspend ends at once, the message first; a recall once it is back changes nothing', async () => {
+      const { queue, ready } = await open();
+      const topic = lt('recall');
+      const log: Array<{ body: string; at: number }> = [];
+      let recall: Recall | undefined;
+      let suspendedAt = 0;
+      queue.subscribe(
+        async (m) => {
+          log.push({ body: m.body, at: Date.now() });
+          if (m.body === 'r0' && suspendedAt === 0) {
+            suspendedAt = Date.now();
+            return Consume.suspend(60_000, (r) => (recall = r));
+          }
+          return Consume.success;
+        },
+        { concurrency: 2 },
+      );
+      await ready();
+      await queue.send(topic, 'r0');
+      await queue.send(topic, 'r1');
+      await until('the Suspend to be recallable', () => recall !== undefined);
+      await pause(300);
+      const recalledAt = Date.now();
+      expect(await recall!(), 'the pause was ended').toBe(true);
+      await until('r1', () => log.some((e) => e.body === 'r1'));
+      expect(log.map((e) => e.body)).toEqual(['r0', 'r0', 'r1']);
+      expect(log[1]!.at - recalledAt, 'back long before its 60 s').toBeLessThan(5_000);
+      expect(await recall!(), 'nothing left to end').toBe(false);
     });
 
     it('redelivers a failed message with a growing attempt and dead-letters it at the limit, keeping the LiteTopic in order', async () => {

@@ -9,6 +9,7 @@ import {
   type SlotAsk,
   type Verdict,
 } from '../../../../lib/dispatch/flow/scheduler.js';
+import { RECALL_WORTH_MS } from '../../../../lib/dispatch/flow/sent-back.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
 import { basePolicy } from '../../policy/fixtures.js';
@@ -346,12 +347,44 @@ describe('flow control', () => {
 
   it('sends back for DEFAULT_MAX_SEND_BACK_MS at most, however much work waits ahead', async () => {
     // The deadline is far past anything the clock reaches here.
-    const long = { deadline: 3_600_000, estimate: 10_000 };
+    const long = { deadline: 3_600_000, estimate: 30_000 };
     const { ask, end } = await fullRoomOfTwo(long);
-    // The waiters here need 100 s of both slots to start; the demand ahead of them may end long
-    // before, and the slots it frees would idle until this request came back.
-    expect(await ask('batch', 't', 'a', long)).toEqual({ kind: 'suspend', ms: DEFAULT_MAX_SEND_BACK_MS });
+    // The waiters here need 300 s of both slots to start; the demand ahead of them may end long
+    // before, and a room that does not empty (other dispatchers' requests take the slots) never calls it back.
+    expect(await ask('batch', 't', 'a', long)).toMatchObject({ kind: 'suspend', ms: DEFAULT_MAX_SEND_BACK_MS });
     await end();
+  });
+
+  it('calls requests sent back from a full room back once nothing waits here, the heavier tier first', async () => {
+    const long = { deadline: 3_600_000, estimate: 10_000 };
+    const { clock, ask, end } = await fullRoomOfTwo(long);
+    const recalled: string[] = [];
+    const sendBack = async (tier: string) => {
+      const v = await ask(tier, 't', 'a', long);
+      if (v.kind !== 'suspend' || !v.onRecallable) throw new Error(`expected a recallable Suspend, got ${v.kind}`);
+      // As the engine does once the pause is in place.
+      v.onRecallable(async () => (recalled.push(tier), true));
+    };
+    await sendBack('offline');
+    await sendBack('batch');
+    await clock.advance(1_000);
+    expect(recalled, 'the room is still full').toEqual([]);
+    // The calls end and the two waiters start: nothing waits here, two slots are free.
+    await end();
+    await clock.advance(1);
+    expect(recalled).toEqual(['batch', 'offline']);
+  });
+
+  it('does not call back a request due back within RECALL_WORTH_MS', async () => {
+    const { clock, ask, end } = await fullRoomOfTwo();
+    const recalled: number[] = [];
+    const v = await ask('batch');
+    if (v.kind !== 'suspend' || !v.onRecallable) throw new Error(`expected a recallable Suspend, got ${v.kind}`);
+    v.onRecallable(async () => (recalled.push(1), true));
+    await clock.advance(Math.max(0, v.ms - RECALL_WORTH_MS + 1));
+    await end();
+    await clock.advance(1);
+    expect(recalled).toEqual([]);
   });
 
   it('beside another dispatcher, sends back for its share of the starts, read as at least half', async () => {
