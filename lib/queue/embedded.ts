@@ -273,8 +273,7 @@ export class EmbeddedLiteQueue implements LiteQueue {
         const pause = topic.cancelResume;
         result.onRecallable?.(async () => {
           // Only this Suspend's own pause, with its message still first: a later one is the later Suspend's.
-          if (topic.cancelResume === undefined || topic.cancelResume !== pause || topic.messages.peek() !== message)
-            return false;
+          if (topic.cancelResume !== pause || topic.messages.peek() !== message) return false;
           this.resume(topic);
           return true;
         });

@@ -239,6 +239,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     return m;
   }
 
+  /** The model's gate under today's policy and slots; undefined for a model the policy no longer names. */
+  function gateOf(model: string): ModelGate | undefined {
+    const policy = deps.policy();
+    const declared = own(policy.models, model);
+    return declared && modelGate(policy, model, slotsOf(model, declared));
+  }
+
   const weightOf = (gate: ModelGate, tier: string) => gate.weights.get(tier)?.weight ?? 0;
 
   /**
@@ -457,9 +464,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
    */
   function callBack(m: ModelFlows): void {
     if (m.sentBack.size === 0) return;
-    const model = own(deps.policy().models, m.model);
-    if (!model) return;
-    const gate = modelGate(deps.policy(), m.model, slotsOf(m.model, model));
+    const gate = gateOf(m.model);
+    if (!gate) return;
     const places = room() - total - paceHold.held();
     const free = Math.max(1, gate.open.capacity - slotsInUse(m.inUse));
     for (const recall of m.sentBack.take(Math.min(places, free), (tier) => weightOf(gate, tier), clock.now()))
@@ -474,16 +480,14 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
 
   /** Asks the gate for the next request in order; false when no waiting tier can have a slot now. */
   async function grantOne(m: ModelFlows): Promise<boolean> {
-    const policy = deps.policy();
-    const model = own(policy.models, m.model);
+    const gate = gateOf(m.model);
     const waitingTiers = [...m.tiers].filter(([, q]) => q.size > 0).map(([name]) => name);
-    if (!model) {
+    if (!gate) {
       for (const name of waitingTiers)
         for (const w of [...m.tiers.get(name)!.waiters()])
           settle(m, m.tiers.get(name)!, w, { kind: 'suspend', ms: holdMaxMs });
       return false;
     }
-    const gate = modelGate(policy, m.model, slotsOf(m.model, model));
     const at = clock.now();
     const pressed = (tier: string) => {
       let earliest = Infinity;
@@ -548,9 +552,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });
       const m = flowsOf(ask.model);
       lastAsked.set(`${ask.model}\n${ask.flow.tier}`, now);
-      const policy = deps.policy();
-      const model = own(policy.models, ask.model);
-      const gate = model ? modelGate(policy, ask.model, slotsOf(ask.model, model)) : undefined;
+      const gate = gateOf(ask.model);
       if (gate) {
         const ahead = workAheadMs(m, gate, ask.flow, ask.deadline);
         if (ahead !== undefined && now + ahead > ask.deadline)

@@ -6,7 +6,8 @@
  * ChangeInvisibleDuration on that handle with a short duration resumes the LiteTopic at once:
  * on 5.5.0 a 30 s Suspend ended 45 ms after it, the LiteTopic's next message right behind
  * (test/lib/queue/conformance.ts, "a recalled Suspend"). A handle that is no longer valid
- * (the message came back on its own) is refused, and nothing changes.
+ * (the message came back on its own) is accepted there and changes nothing; PendingRecalls
+ * voids such a recall anyway.
  *
  * The client keeps no handle and offers no hook, so the RPC method its process queues call
  * is wrapped on the instance, as settle-retry.ts does. Installed before that wrapper, a

@@ -76,7 +76,7 @@ export function figures(values: readonly number[]): WaitFigures {
 const REMEMBER_SETTLED = 100_000;
 
 /** A return this much sooner than its Suspend asked is counted early (timer and clock granularity aside). */
-export const EARLY_SLACK_MS = 100;
+const EARLY_SLACK_MS = 100;
 
 export function createReceiveProbe(classOf: (liteTopic: string) => string): ReceiveProbe {
   let receives = 0;
@@ -96,11 +96,6 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   /** Per LiteTopic: messages unsettled here, and when the last one was settled. */
   const topics = new Map<string, { open: number; lastSettledAt: number }>();
   const waits = new Map<string, { all: number[]; behind: number[]; free: number[] }>();
-  function track(liteTopic: string) {
-    const topic = topics.get(liteTopic) ?? { open: 0, lastSettledAt: -Infinity };
-    topics.set(liteTopic, topic);
-    return topic;
-  }
   return {
     received(n, ms) {
       receives++;
@@ -112,21 +107,22 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
     arrived(liteTopic, messageId, bornAt, at) {
       if (unsettled.has(messageId)) return; // a redelivery of one still being handled
       const before = settledIds.get(messageId);
-      if (before) {
-        if (before.suspendedMs > 0) {
-          afterSuspend++;
-          if (at < before.at + before.suspendedMs - EARLY_SLACK_MS) earlyAfterSuspend++;
-          // In hand again: its next settle counts, its broker wait was counted at its first arrival.
-          settledIds.delete(messageId);
-          unsettled.set(messageId, liteTopic);
-          track(liteTopic).open++;
-        } else afterSettled++;
+      if (before?.suspendedMs === 0) {
+        afterSettled++;
         return;
+      }
+      if (before) {
+        // Back from a Suspend, in hand again: its next settle counts.
+        afterSuspend++;
+        if (at < before.at + before.suspendedMs - EARLY_SLACK_MS) earlyAfterSuspend++;
+        settledIds.delete(messageId);
       }
       unsettled.set(messageId, liteTopic);
       peakUnsettled = Math.max(peakUnsettled, unsettled.size);
-      const topic = track(liteTopic);
-      if (bornAt !== undefined) {
+      const topic = topics.get(liteTopic) ?? { open: 0, lastSettledAt: -Infinity };
+      topics.set(liteTopic, topic);
+      // A returning message's broker wait was counted at its first arrival.
+      if (!before && bornAt !== undefined) {
         const cls = classOf(liteTopic);
         const w = waits.get(cls) ?? { all: [], behind: [], free: [] };
         waits.set(cls, w);
