@@ -146,7 +146,7 @@ async function isolation(mode: 'unthrottled' | 'suspend' | 'sleep', throttled: n
   const perSec = healthy / SECONDS;
   const r = probe.summary();
   log(
-    `isolation ${mode} ${throttled}: ${healthy} healthy handled; receives ${r.receives} (${r.emptyReceives} empty, batch max ${r.maxBatch}, ms p50 ${r.receiveMs.p50} max ${r.receiveMs.max}), messages ${r.messages}, peak unsettled ${r.peakUnsettled}, queued for handler ${r.peakQueuedForHandler}, after settled ${r.afterSettled}, nudges ${r.nudges}; broker wait ${JSON.stringify(r.brokerWait)}`,
+    `isolation ${mode} ${throttled}: ${healthy} healthy handled; receives ${r.receives} (${r.emptyReceives} empty, batch max ${r.maxBatch}, ms p50 ${r.receiveMs.p50} max ${r.receiveMs.max}), messages ${r.messages}, peak unsettled ${r.peakUnsettled}, queued for handler ${r.peakQueuedForHandler}, after settled ${r.afterSettled}, while in hand ${r.whileInHand}, nudges ${r.nudges}; broker wait ${JSON.stringify(r.brokerWait)}`,
   );
   await sub.close();
   await q.close();

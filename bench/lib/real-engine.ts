@@ -97,7 +97,7 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
         ? setInterval(() => {
             const s = probe.summary();
             options.log!(
-              `real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSuspend} back from a Suspend, ${s.earlyAfterSuspend} of them early; ${s.afterSettled} already acked), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}, nudges ${s.nudges}`,
+              `real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSuspend} back from a Suspend, ${s.earlyAfterSuspend} of them early; ${s.afterSettled} already acked, ${s.whileInHand} while in hand), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}, nudges ${s.nudges}`,
             );
           }, every)
         : undefined;

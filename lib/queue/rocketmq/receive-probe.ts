@@ -13,6 +13,8 @@
  * A message delivered again after it was settled here is counted apart, not as a wait.
  * After a Suspend that is its return, as asked; after an ack it means the broker did not
  * apply the ack (or, in a non-orderly group, a sibling's Suspend delivered the batch again).
+ * One delivered again while still in hand means the broker let its invisible time run out
+ * under a handler (the dispatcher holds a message while it waits for a GPU slot).
  */
 export interface ReceiveProbe {
   /** One receive call (long poll) answered with `messages` after `ms`. */
@@ -44,6 +46,8 @@ export interface ReceiveSummary {
   readonly receiveMs: WaitFigures;
   /** Deliveries of messages acked here already (acks the broker did not apply, or a batch delivered again). */
   readonly afterSettled: number;
+  /** Deliveries of messages still in hand here: their invisible time ran out under a handler. */
+  readonly whileInHand: number;
   /** Deliveries of messages back from a Suspend: the returns asked for (paced, sent back, backed off). */
   readonly afterSuspend: number;
   /** Of those, the ones back sooner than their Suspend asked (by more than EARLY_SLACK_MS). */
@@ -88,6 +92,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   /** Per settled id: when, and the Suspend it was given (0: acked or dead-lettered). */
   const settledIds = new Map<string, { at: number; suspendedMs: number }>();
   let afterSettled = 0;
+  let whileInHand = 0;
   let afterSuspend = 0;
   let earlyAfterSuspend = 0;
   let peakUnsettled = 0;
@@ -105,7 +110,10 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
       receiveMs.push(ms);
     },
     arrived(liteTopic, messageId, bornAt, at) {
-      if (unsettled.has(messageId)) return; // a redelivery of one still being handled
+      if (unsettled.has(messageId)) {
+        whileInHand++;
+        return;
+      }
       const before = settledIds.get(messageId);
       if (before?.suspendedMs === 0) {
         afterSettled++;
@@ -157,6 +165,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         emptyReceives,
         messages,
         afterSettled,
+        whileInHand,
         afterSuspend,
         earlyAfterSuspend,
         maxBatch,

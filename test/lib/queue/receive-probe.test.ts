@@ -22,14 +22,15 @@ describe('receive probe', () => {
     expect(s.brokerWait.batch!.all.count).toBe(1);
   });
 
-  it('does not count a redelivery as a wait: one still being handled is ignored, one already settled is counted apart', () => {
+  it('does not count a redelivery as a wait: one still being handled and one already settled are counted apart', () => {
     const probe = createReceiveProbe(() => 'x');
     probe.arrived('x-a', 'm1', 0, 10);
     probe.arrived('x-a', 'm1', 0, 20);
     expect(probe.summary().brokerWait.x!.all.count).toBe(1);
+    expect(probe.summary()).toMatchObject({ whileInHand: 1, afterSettled: 0, unsettledNow: 1 });
     probe.settled('x-a', 'm1', 30);
     probe.arrived('x-a', 'm1', 0, 60_000);
-    expect(probe.summary()).toMatchObject({ afterSettled: 1, unsettledNow: 0 });
+    expect(probe.summary()).toMatchObject({ whileInHand: 1, afterSettled: 1, unsettledNow: 0 });
     expect(probe.summary().brokerWait.x!.all).toMatchObject({ count: 1, max: 10 });
     expect(figures([])).toEqual({ count: 0, p50: 0, p99: 0, max: 0 });
   });
