@@ -102,6 +102,8 @@ export const DEFAULT_MAX_SEND_BACK_MS = 120_000;
  * returned in 60 s (lib/queue/embedded.ts), and the call follows the wait. The broker renews
  * a held message's invisible time itself (the client receives with auto-renew; a lite
  * message held 150 s on RocketMQ 5.5.0 was neither delivered again nor refused its ack).
+ * Under load it delivers some held messages again all the same; the adapter joins those to
+ * the run in progress (lib/queue/rocketmq/README.md, receive probe).
  */
 export const DEFAULT_HOLD_MAX_MS = 40_000;
 
