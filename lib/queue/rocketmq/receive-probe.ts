@@ -14,7 +14,8 @@
  * After a Suspend that is its return, as asked; after an ack it means the broker did not
  * apply the ack (or, in a non-orderly group, a sibling's Suspend delivered the batch again).
  * One delivered again while still in hand means the broker let its invisible time run out
- * under a handler (the dispatcher holds a message while it waits for a GPU slot).
+ * under a handler (the dispatcher holds a message while it waits for a GPU slot), or, in a
+ * non-orderly group, a sibling's Suspend delivered its batch again.
  */
 export interface ReceiveProbe {
   /** One receive call (long poll) answered with `messages` after `ms`. */
@@ -46,7 +47,7 @@ export interface ReceiveSummary {
   readonly receiveMs: WaitFigures;
   /** Deliveries of messages acked here already (acks the broker did not apply, or a batch delivered again). */
   readonly afterSettled: number;
-  /** Deliveries of messages still in hand here: their invisible time ran out under a handler. */
+  /** Deliveries of messages still in hand here (invisible time run out under a handler, or a batch delivered again). */
   readonly whileInHand: number;
   /** Deliveries of messages back from a Suspend: the returns asked for (paced, sent back, backed off). */
   readonly afterSuspend: number;
