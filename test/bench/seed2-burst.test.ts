@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { runSluice } from '../../bench/lib/systems.js';
+import { runSluice, type SystemRun } from '../../bench/lib/systems.js';
 import { seed2Burst, seed2Full, seed2Small, seed2World } from '../../bench/scenarios/seed2-burst.js';
 import type { ScenarioOutput } from '../../bench/scenarios/types.js';
+
+/** The embedded engine's deliveries per served request (the headline's deliveriesPerCompleted, unrounded). */
+function deliveriesPerServed(run: SystemRun): number {
+  return run.queue!.delivered / run.recorder.attempts.filter((a) => a.status === 200).length;
+}
 
 function expectSeedFigures(h: ScenarioOutput['headline']) {
   // The seed's figures, on the policy defaults (the reservoir defaults to what the LiteTopic's
@@ -91,7 +96,7 @@ describe('seed2-burst (small: 700 batch requests from 10 accounts, 8 GPU slots)'
       for (const seed of [2, 3, 4, 5]) {
         const run = await runSluice({ ...seed2World(seed, seed2Small), dispatchers: 2 });
         busy.push(run.gpuWhileSlotWaited!.utilization ?? 0);
-        deliveries.push(run.queue!.delivered / run.recorder.attempts.filter((a) => a.status === 200).length);
+        deliveries.push(deliveriesPerServed(run));
       }
       console.log(`seed2-burst small, 2 dispatchers, GPU busy while requests waited, seeds 1-5: ${busy.join(' ')}`);
       console.log(
@@ -119,7 +124,7 @@ describe('seed2-burst, the campaign from 40 tenants instead of one (40 LiteTopic
       const rt = run.recorder.attempts.filter((a) => a.tier === 'realtime');
       const ok = rt.filter((a) => a.status === 200).length / rt.length;
       const batch = run.recorder.attempts.filter((a) => a.tier === 'batch');
-      const delivered = run.queue!.delivered / run.recorder.attempts.filter((a) => a.status === 200).length;
+      const delivered = deliveriesPerServed(run);
       console.log(
         `seed2-burst full, 40 campaign tenants: realtime ${ok}, batch ${batch.filter((a) => a.status === 200).length}/${batch.length}, deliveries per completed ${delivered}`,
       );
