@@ -100,10 +100,9 @@ export const DEFAULT_MAX_SEND_BACK_MS = 120_000;
  * hold against 20 with one (1.44 deliveries per request against 1.26; at 40 s, 1.21). Not
  * longer, for the embedded engine: it delivers a message again when its handler has not
  * returned in 60 s (lib/queue/embedded.ts), and the call follows the wait. The broker renews
- * a held message's invisible time itself (the client receives with auto-renew; a lite
- * message held 150 s on RocketMQ 5.5.0 was neither delivered again nor refused its ack).
- * Under load it delivers some held messages again all the same; the adapter joins those to
- * the run in progress (lib/queue/rocketmq/README.md, receive probe).
+ * a held message's invisible time itself (the client receives with auto-renew), though under
+ * load it delivers some held messages again all the same; the adapter joins those to the run
+ * in progress (lib/queue/rocketmq/README.md, receive probe).
  */
 export const DEFAULT_HOLD_MAX_MS = 40_000;
 
