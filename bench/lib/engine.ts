@@ -11,6 +11,7 @@ import { EmbeddedLiteQueue } from '../../lib/queue/embedded.js';
 import type { DeadLetter, LiteQueue } from '../../lib/queue/types.js';
 import { createEmbeddedResults } from '../../lib/results/embedded.js';
 import type { ResultChannel } from '../../lib/results/types.js';
+import { createEmbeddedAttempts, type AttemptStore } from '../../lib/store/attempts.js';
 import { createEmbeddedStore } from '../../lib/store/embedded.js';
 import type { RateStore } from '../../lib/store/types.js';
 import { LAB_EPOCH, type World } from './world.js';
@@ -66,6 +67,13 @@ export interface SluiceBackend {
   readonly store: RateStore;
   readonly queue: LiteQueue;
   readonly results: ResultChannel;
+  /**
+   * The requests' attempt records, one set for every dispatcher of the run as the deployed
+   * processes share them (functions/runtime/parts.ts): a dispatcher's own in-memory set let a
+   * message delivered again while its first delivery's call ran be called again by the other
+   * dispatcher (`mixed-overload --dispatchers 2`, seed 2: 11 second GPU calls, the big tenant's long ones).
+   */
+  readonly attempts: AttemptStore;
   /** Which implementation each part is, for the report. */
   readonly describe: Readonly<Record<string, string>>;
   /** Messages of one LiteTopic in flight at once, as the engine runs it. */
@@ -89,6 +97,7 @@ export interface DispatcherBackend {
   readonly store: RateStore;
   readonly queue: LiteQueue;
   readonly results: ResultChannel;
+  readonly attempts: AttemptStore;
 }
 
 export interface BackendOptions {
@@ -123,6 +132,7 @@ export const embeddedEngine: LabEngine = {
       store: createEmbeddedStore(clock),
       queue,
       results: createEmbeddedResults({ clock }),
+      attempts: createEmbeddedAttempts(clock),
       describe: { store: 'embedded', queue: 'embedded', results: 'embedded' },
       inFlightPerTopic,
       depth: (liteTopic) => queue.depth(liteTopic),

@@ -105,6 +105,7 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
         store: parts.store,
         queue: parts.queue,
         results: parts.results,
+        attempts: parts.attempts,
         describe: {
           ...parts.describe,
           group: group.orderly === false ? 'concurrent' : 'FIFO per LiteTopic',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mixedOverload } from '../../bench/scenarios/mixed-overload.js';
+import { mixedFull, mixedOverload, mixedWorld } from '../../bench/scenarios/mixed-overload.js';
+import { runSluice } from '../../bench/lib/systems.js';
 
 describe('mixed-overload (small: 8 GPU slots, three overlapping bursts, one tenant asking 20x the tokens)', () => {
   it(
@@ -49,6 +50,20 @@ describe('mixed-overload (small: 8 GPU slots, three overlapping bursts, one tena
       expect(h.sluiceGpuUtilizationOverlap).toBeGreaterThanOrEqual(0.95);
       expect(h.sluiceDeliveriesPerCompleted).toBeLessThanOrEqual(1.5);
       expect(h.sluiceGpuRefused).toBe(0);
+    },
+  );
+
+  it(
+    'two dispatchers share the attempt records: a request delivered again while its call runs reaches the GPU once',
+    { timeout: 120_000 },
+    async () => {
+      // The big tenant's calls are long: waited for and called, a delivery outlives the embedded engine's
+      // 60 s and comes again, here to the other dispatcher. With an attempt store of its own, that one
+      // called the GPU again once its first call had ended: seed 2 made 11 second calls.
+      const run = await runSluice({ ...mixedWorld(2, mixedFull), dispatchers: 2 });
+      const served = new Set(run.recorder.attempts.filter((a) => a.status === 200).map((a) => a.request));
+      expect(run.dispatch?.started).toBe(served.size);
+      expect(run.gpu.served).toBe(served.size);
     },
   );
 
