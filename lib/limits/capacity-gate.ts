@@ -22,9 +22,11 @@
  *
  * Claims also carry the tier order across dispatchers: an ask that yields to heavier
  * tiers (`yieldTo`, lib/dispatch/flow/tier-order.ts) leaves a slot to a heavier tier's
- * claimant that could take it, and while such a claim stands its tier sets no reclaim
- * mark (and drops its own), which would keep its idle reservation from the very tier
- * it yields to.
+ * claimant that could take it, and it sets no reclaim mark (and drops its own), which
+ * would keep its idle reservation from the very tiers it yields to. Not only while their
+ * claim stands: a claim ends at its claimant's refusal with a slot free, and a mark set
+ * then held the slot until the yielding tier took it (`mixed-overload --dispatchers 2`:
+ * offline started while batch waited, in both dispatchers' rooms).
  * The Lua twin is lib/store/redis/slot.ts.
  */
 import { own } from '../lookup.js';
@@ -180,9 +182,12 @@ export function takeSlot(
   for (const [name, until] of Object.entries(marks)) if (until > now) live[name] = until;
   const liveClaims: Record<string, SlotClaim> = {};
   for (const [name, c] of Object.entries(claims)) if (c.until > now && c.deadline > now) liveClaims[name] = c;
-  // A heavier tier waits in some dispatcher (its claim stands): this tier reclaims nothing from it.
+  // A tier that yields reclaims nothing: its mark would keep its idle reservation from the tiers it
+  // yields to whenever no claim of theirs stands, as after any refusal of theirs with a slot free.
+  const yielding = yieldTo.some((name) => name !== tier);
+  if (yielding) delete live[tier];
+  // A heavier tier waits in some dispatcher (its claim stands).
   const heavierWaits = yieldTo.filter((name) => name !== tier && own(liveClaims, name) !== undefined);
-  if (heavierWaits.length > 0) delete live[tier];
   const reclaiming = new Set(Object.keys(live));
   const held = own(inUse, tier) ?? 0;
   let granted = mayTakeSlot(spec, inUse, tier, reclaiming, endsInMs);
@@ -199,8 +204,7 @@ export function takeSlot(
         mayTakeSlot(spec, inUse, name, reclaiming, endsInMs) && !mayTakeSlot(spec, after, name, reclaiming, endsInMs),
     );
   const reserved = own(spec.tiers, tier)?.reserved ?? 0;
-  if (!granted && heavierWaits.length === 0 && held < reserved)
-    live[tier] = Math.max(own(live, tier) ?? 0, now + reclaimMs);
+  if (!granted && !yielding && held < reserved) live[tier] = Math.max(own(live, tier) ?? 0, now + reclaimMs);
   if (granted && (held + 1 >= reserved || !moreWaiting)) delete live[tier];
   const total = slotsInUse(inUse);
   // Only a full room is a race to win. Refused while a slot is free, the asker's own spec

@@ -124,12 +124,16 @@ for i = 1, #claimsFlat, 2 do
   end
 end
 if #deadClaims > 0 then redis.call('HDEL', KEYS[4], unpack(deadClaims)) end
--- a heavier tier waits in some dispatcher (its claim stands): this tier reclaims nothing from it
+-- a tier that yields reclaims nothing; a heavier tier waits in some dispatcher when its claim stands
 local heavierWaits = {}
+local yielding = false
 for i = 15 + tierCount * 5, #ARGV do
-  if ARGV[i] ~= tier and claims[ARGV[i]] ~= nil then heavierWaits[#heavierWaits + 1] = ARGV[i] end
+  if ARGV[i] ~= tier then
+    yielding = true
+    if claims[ARGV[i]] ~= nil then heavierWaits[#heavierWaits + 1] = ARGV[i] end
+  end
 end
-if #heavierWaits > 0 and marks[tier] then
+if yielding and marks[tier] then
   marks[tier] = nil
   redis.call('HDEL', KEYS[3], tier)
 end
@@ -178,7 +182,7 @@ if may then
   end
 end
 
-if not may and #heavierWaits == 0 and own < reserved then
+if not may and not yielding and own < reserved then
   marks[tier] = math.max(marks[tier] or 0, now + reclaimMs)
   redis.call('HSET', KEYS[3], tier, fmt(marks[tier]))
   local latest = now

@@ -251,6 +251,26 @@ describe('capacity gate', () => {
       expect(take(tiers(1), { realtime: 2, batch: 2 }).marks).toEqual({});
       expect(take(tiers(1), { realtime: 2, batch: 2 }, {}, []).marks).toEqual({ offline: 2_000 });
     });
+
+    it('sets no reclaim mark, and drops its own, with no claim standing too: the tier it yields to may borrow its idle slot', () => {
+      // Batch's claim ends at batch's refusal with a slot free; a mark set then kept offline's idle
+      // slot from batch until offline itself took it.
+      const refusal = (yieldTo: string[]) =>
+        takeSlot(tiers(1), { realtime: 2, batch: 2 }, 'offline', { offline: 1_500 }, 1_000, 1_000, {
+          ask: offline,
+          claims: {},
+          yieldTo,
+        });
+      const batchAfter = (marks: Record<string, number>) =>
+        takeSlot(tiers(1), { realtime: 2, batch: 1 }, 'batch', marks, 1_100, 1_000, {
+          ask: { asker: 'd1', deadline: 9_000 },
+        }).granted;
+      expect(refusal(['realtime', 'batch']).marks).toEqual({});
+      expect(batchAfter(refusal(['realtime', 'batch']).marks)).toBe(true);
+      // Pressed, it yields to nothing and reclaims its slot.
+      expect(refusal([]).marks).toEqual({ offline: 2_000 });
+      expect(batchAfter(refusal([]).marks)).toBe(false);
+    });
   });
 
   it('never exceeds capacity, and never refuses a tier under its reservation while a slot is free (property)', () => {

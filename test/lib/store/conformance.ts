@@ -777,6 +777,41 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         });
       });
 
+      it('an ask that yields reclaims nothing with no claim of a heavier tier standing too; pressed, it reclaims', async () => {
+        const clock = new VirtualClock(10_000);
+        const store = await open(clock);
+        const tiers = {
+          realtime: { reserved: 2, lendable: 0 },
+          batch: { reserved: 1, lendable: 0 },
+          offline: { reserved: 1, lendable: 1 },
+        };
+        const run = async (yieldTo: string[]) => {
+          const key = slotGateKey(`m-${uid()}`);
+          const take = (tier: string, leaseId: string, asker: string, yields?: string[]) =>
+            store.acquireSlot({
+              key,
+              capacity: 4,
+              tiers,
+              leaseMs: 60_000,
+              reclaimMs: 1_000,
+              tier,
+              leaseId,
+              asker,
+              deadline: clock.now() + (tier === 'offline' ? 3_600_000 : 60_000),
+              ...(yields ? { yieldTo: yields } : {}),
+            });
+          for (const id of ['r0', 'r1']) expect((await take('realtime', id, 'd9')).granted).toBe(true);
+          for (const id of ['b0', 'b1']) expect((await take('batch', id, 'd9')).granted).toBe(true);
+          // Refused by the full room below its reservation; no batch claim stands.
+          expect((await take('offline', 'o0', 'd0', yieldTo)).granted).toBe(false);
+          await store.releaseSlot(key, 'b1');
+          // Batch, above its reservation, borrows offline's idle slot unless offline reclaims it.
+          return (await take('batch', 'b2', 'd1')).granted;
+        };
+        expect(await run(['realtime', 'batch'])).toBe(true);
+        expect(await run([])).toBe(false);
+      });
+
       it('a tier refused at or above its reservation sets no reclaim mark', async () => {
         const store = await open(new VirtualClock(0));
         const gate = {
