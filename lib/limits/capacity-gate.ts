@@ -155,8 +155,8 @@ export interface SlotTakeOptions {
   /** When each call in flight is expected to end, in ms from now (mayTakeSlot). */
   readonly endsInMs?: readonly number[];
   /**
-   * Heavier tiers this ask yields to (tier-order.ts): while one has a claim, this tier sets no
-   * reclaim mark and drops its own, and a slot that claimant could take stays for it.
+   * Heavier tiers this ask yields to (tier-order.ts): named, this tier sets no reclaim mark and
+   * drops its own; a slot the claimant of one of them could take stays for it.
    */
   readonly yieldTo?: readonly string[];
 }
