@@ -730,9 +730,8 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         });
       });
 
-      it('an ask that yields to heavier tiers leaves a slot to one waiting elsewhere, reclaims nothing from it, and takes a slot it could not take', async () => {
-        const clock = new VirtualClock(10_000);
-        const store = await open(clock);
+      /** 4 slots: realtime reserves 2 and batch 1, lending nothing; offline reserves 1 and lends it. */
+      const yieldingGate = (store: RateStore, clock: VirtualClock) => {
         const key = slotGateKey(`m-${uid()}`);
         const tiers = {
           realtime: { reserved: 2, lendable: 0 },
@@ -752,15 +751,22 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
             deadline: clock.now() + (tier === 'offline' ? 3_600_000 : 60_000),
             ...(yieldTo ? { yieldTo } : {}),
           });
+        return { key, take };
+      };
+
+      it('an ask that yields to heavier tiers leaves a slot to one waiting elsewhere, reclaims nothing from it, and takes a slot it could not take', async () => {
+        const clock = new VirtualClock(10_000);
+        const store = await open(clock);
+        const { key, take } = yieldingGate(store, clock);
         const heavier = ['realtime', 'batch'];
         for (const id of ['r0', 'r1']) expect((await take('realtime', id, 'd9')).granted).toBe(true);
-        // Batch borrows offline's idle slot; offline, refused by the full room below its reservation, reclaims it.
+        // Batch borrows offline's idle slot; offline, refused by the full room below its reservation, yields and marks nothing.
         for (const id of ['b0', 'b1']) expect((await take('batch', id, 'd9')).granted).toBe(true);
         expect((await take('offline', 'o0', 'd0', heavier)).granted).toBe(false);
         // Batch waits in d1: refused by the full room, it claims its tier.
         expect((await take('batch', 'b2', 'd1')).granted).toBe(false);
         await store.releaseSlot(key, 'b1');
-        // Offline yields its slot to batch's claimant and drops its mark, so batch may borrow the slot.
+        // Offline yields its slot to batch's claimant, so batch may borrow the slot.
         expect((await take('offline', 'o1', 'd0', heavier)).granted).toBe(false);
         expect(await take('batch', 'b3', 'd1')).toEqual({ granted: true, inUse: { realtime: 2, batch: 2 } });
         // Refused by the full room while batch waits, offline sets no mark: batch borrows its slot again.
@@ -780,26 +786,8 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
       it('an ask that yields reclaims nothing with no claim of a heavier tier standing too; pressed, it reclaims', async () => {
         const clock = new VirtualClock(10_000);
         const store = await open(clock);
-        const tiers = {
-          realtime: { reserved: 2, lendable: 0 },
-          batch: { reserved: 1, lendable: 0 },
-          offline: { reserved: 1, lendable: 1 },
-        };
         const run = async (yieldTo: string[]) => {
-          const key = slotGateKey(`m-${uid()}`);
-          const take = (tier: string, leaseId: string, asker: string, yields?: string[]) =>
-            store.acquireSlot({
-              key,
-              capacity: 4,
-              tiers,
-              leaseMs: 60_000,
-              reclaimMs: 1_000,
-              tier,
-              leaseId,
-              asker,
-              deadline: clock.now() + (tier === 'offline' ? 3_600_000 : 60_000),
-              ...(yields ? { yieldTo: yields } : {}),
-            });
+          const { key, take } = yieldingGate(store, clock);
           for (const id of ['r0', 'r1']) expect((await take('realtime', id, 'd9')).granted).toBe(true);
           for (const id of ['b0', 'b1']) expect((await take('batch', id, 'd9')).granted).toBe(true);
           // Refused by the full room below its reservation; no batch claim stands.
