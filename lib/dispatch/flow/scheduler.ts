@@ -82,6 +82,13 @@ export const DEFAULT_MAX_PACE_HOLD_MS = 1_000;
 export const PLACES_PER_RETURN = 3;
 
 /**
+ * A request sent back when the room cannot start it before its deadline is answered late only
+ * while more than this share of its tier's maximum wait is left: closer to its deadline, a
+ * Suspend until then costs its client little and keeps its chance of a recall.
+ */
+export const LATE_WORTH_SHARE_OF_WAIT = 0.1;
+
+/**
  * A request sent back from a full room returns within this long at the latest. Its time away is
  * estimated from the work ahead of it at today's pace, and the heavier tiers' demand can end well
  * before that work would have: their slots then free all at once. The room calls its sent-back
@@ -150,6 +157,12 @@ export interface Grant {
   readonly freesWorker: boolean;
   /** Gives the slot back and charges the flow what the call really used. */
   release(usedTokens: number | undefined): Promise<void>;
+}
+
+/** A request sent back from a full room: Suspended `ms`, or, `late`, answered now with Retry-After `ms`. */
+interface SendBackAnswer {
+  readonly ms: number;
+  readonly late: boolean;
 }
 
 export type Verdict =
@@ -375,8 +388,17 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
    * (the broker keeps one pause per LiteTopic, the last Suspend's). The rule and its state are
    * the store's (lib/limits/send-back.ts); the Suspend pauses its LiteTopic, so what queues
    * behind it stays in the broker meanwhile. Never longer than maxSendBackMs.
+   *
+   * Late when the room here needs longer than its deadline to start its waiters, the deadline,
+   * not the bound, would end the Suspend, and more than LATE_WORTH_SHARE_OF_WAIT of its wait is
+   * left: it would return only to expire, after its tier's whole maximum wait, so it is answered
+   * now. Not when only its place in the schedule, or its LiteTopic's return, is past the
+   * deadline: the places are a spacing, and a room that empties calls its sent-back requests
+   * back early, the earliest deadline first. Judged by its place, or near its deadline,
+   * `npm run bench -- slots-from-metrics` ("declared half, trusted") answered late batch
+   * requests that it serves.
    */
-  async function sendBack(m: ModelFlows, tier: string, deadline: number, liteTopic: string): Promise<number> {
+  async function sendBack(m: ModelFlows, tier: string, deadline: number, liteTopic: string): Promise<SendBackAnswer> {
     const now = clock.now();
     let ms = minSuspendMs;
     let perStartMs = 0;
@@ -394,6 +416,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       // The schedule is every dispatcher's: its places are the model's starts, not this one's.
       perStartMs = n > 0 ? (perToken * tokens) / n / Math.max(1, inUse) : 0;
     }
+    const left = deadline - now;
+    const worthMs = LATE_WORTH_SHARE_OF_WAIT * (gateOf(m.model)?.maxWaitMs.get(tier) ?? 0);
+    if (ms > left && left <= maxSendBackMs && left >= worthMs) return { ms: Math.ceil(ms), late: true };
     const spec = {
       ms,
       placeMs: PLACES_PER_RETURN * perStartMs,
@@ -403,11 +428,11 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     };
     try {
       const keys = { key: liteTopicReturnKey(m.model, liteTopic), scheduleKey: returnScheduleKey(m.model, tier) };
-      return await store.sendBack({ ...spec, ...keys });
+      return { ms: await store.sendBack({ ...spec, ...keys }), late: false };
     } catch {
       // A shared store is guarded (lib/store/guarded.ts) and answers from its fallback's own
       // schedule; a bare store that throws leaves the room's own time, never an unsettled waiter.
-      return sendBackRule(spec, { pendingAt: undefined, nextAt: undefined }, now).ms;
+      return { ms: sendBackRule(spec, { pendingAt: undefined, nextAt: undefined }, now).ms, late: false };
     }
   }
 
@@ -486,8 +511,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       void recall().catch(() => false);
   }
 
-  /** The Suspend of a request sent back from a full room, which the room may call back early. */
-  function sentBackVerdict(m: ModelFlows, tier: string, deadline: number, ms: number): Verdict {
+  /** The Suspend of a request sent back from a full room, which the room may call back early; or late. */
+  function sentBackVerdict(m: ModelFlows, tier: string, deadline: number, { ms, late }: SendBackAnswer): Verdict {
+    if (late) return { kind: 'late', retryAfterMs: ms };
     const returnAt = clock.now() + ms;
     return { kind: 'suspend', ms, onRecallable: (recall) => m.sentBack.add({ tier, deadline, returnAt, recall }) };
   }
@@ -574,14 +600,14 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         if (total + paceHold.held() >= room()) {
           const victim = victimFor(m, gate, ask, now);
           if (!victim)
-            return sendBack(m, ask.flow.tier, ask.deadline, ask.liteTopic).then((ms) =>
-              sentBackVerdict(m, ask.flow.tier, ask.deadline, ms),
+            return sendBack(m, ask.flow.tier, ask.deadline, ask.liteTopic).then((back) =>
+              sentBackVerdict(m, ask.flow.tier, ask.deadline, back),
             );
           // Out of the room now, so the newcomer has its place; its Suspend once the store answered.
           const evicted = victim.w;
           if (take(m, victim.q, evicted, false))
-            void sendBack(m, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((ms) =>
-              evicted.value.settle(sentBackVerdict(m, evicted.key.tier, evicted.deadline, ms)),
+            void sendBack(m, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((back) =>
+              evicted.value.settle(sentBackVerdict(m, evicted.key.tier, evicted.deadline, back)),
             );
         }
       }

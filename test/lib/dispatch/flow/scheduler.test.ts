@@ -326,6 +326,20 @@ describe('flow control', () => {
     await end();
   });
 
+  it('answers at once, not with a Suspend to its deadline, a request the room cannot start before it', async () => {
+    // Every waiter presses (under half of batch's 5-minute wait left), so a pressing newcomer takes no place.
+    const pressing = { deadline: 140_000, estimate: 10_000 };
+    const { clock, ask, end } = await fullRoomOfTwo(pressing);
+    // The waiters here need 100 s of both slots to start; this deadline is a minute away.
+    const late = await ask('batch', 't', 'a', { ...pressing, deadline: clock.now() + 60_000 });
+    expect(late).toEqual({ kind: 'late', retryAfterMs: 100_000 });
+    // Within a tenth of batch's wait of its deadline, it is Suspended until then: a room that
+    // empties sooner than expected still calls it back.
+    const near = await ask('batch', 't', 'a', { ...pressing, deadline: clock.now() + 20_000 });
+    expect(near).toMatchObject({ kind: 'suspend', ms: 20_000 });
+    await end();
+  });
+
   it("sends a message back with its LiteTopic's pending return, its place in the schedule kept for it", async () => {
     const { ask, end } = await fullRoomOfTwo();
     const back = async (liteTopic: string) => {
