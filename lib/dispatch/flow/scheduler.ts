@@ -398,7 +398,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
    * `npm run bench -- slots-from-metrics` ("declared half, trusted") answered late batch
    * requests that it serves.
    */
-  async function sendBack(m: ModelFlows, tier: string, deadline: number, liteTopic: string): Promise<SendBackAnswer> {
+  async function sendBack(
+    m: ModelFlows,
+    gate: ModelGate,
+    tier: string,
+    deadline: number,
+    liteTopic: string,
+  ): Promise<SendBackAnswer> {
     const now = clock.now();
     let ms = minSuspendMs;
     let perStartMs = 0;
@@ -417,7 +423,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       perStartMs = n > 0 ? (perToken * tokens) / n / Math.max(1, inUse) : 0;
     }
     const left = deadline - now;
-    const worthMs = LATE_WORTH_SHARE_OF_WAIT * (gateOf(m.model)?.maxWaitMs.get(tier) ?? 0);
+    const worthMs = LATE_WORTH_SHARE_OF_WAIT * (gate.maxWaitMs.get(tier) ?? 0);
     if (ms > left && left <= maxSendBackMs && left >= worthMs) return { ms: Math.ceil(ms), late: true };
     const spec = {
       ms,
@@ -600,13 +606,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         if (total + paceHold.held() >= room()) {
           const victim = victimFor(m, gate, ask, now);
           if (!victim)
-            return sendBack(m, ask.flow.tier, ask.deadline, ask.liteTopic).then((back) =>
+            return sendBack(m, gate, ask.flow.tier, ask.deadline, ask.liteTopic).then((back) =>
               sentBackVerdict(m, ask.flow.tier, ask.deadline, back),
             );
           // Out of the room now, so the newcomer has its place; its Suspend once the store answered.
           const evicted = victim.w;
           if (take(m, victim.q, evicted, false))
-            void sendBack(m, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((back) =>
+            void sendBack(m, gate, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((back) =>
               evicted.value.settle(sentBackVerdict(m, evicted.key.tier, evicted.deadline, back)),
             );
         }
