@@ -15,7 +15,8 @@
  *
  * Within a tier, several dispatchers ask for the same slots, each for its own
  * earliest-deadline waiter, and the one whose call just ended asks first. So an
- * asker refused by a full room claims the tier for its waiter (takeSlot's claims): while the claim
+ * asker refused by a full room (its free slots, if any, other tiers' kept headroom) claims
+ * the tier for its waiter (takeSlot's claims): while the claim
  * stands, an asker whose waiter's deadline is later may not take the last slot the
  * claimant could have had. Without it, one dispatcher's waiters can lose every
  * race to another's newer ones until they expire.
@@ -109,6 +110,22 @@ function keptBack(spec: GateSpec, share: TierShare, endsInMs: readonly number[])
   let near = 0;
   for (const ms of endsInMs) if (ms <= share.keepUnlessEndsWithinMs) near++;
   return near >= spec.releasesNear ? 0 : keep;
+}
+
+/** Free slots the keeps of the tiers other than `tier` hold idle now (keptBack, up to each tier's idle reservation). */
+function keptIdle(
+  spec: GateSpec,
+  inUse: Readonly<Record<string, number>>,
+  tier: string,
+  endsInMs: readonly number[],
+): number {
+  let kept = 0;
+  for (const [name, share] of Object.entries(spec.tiers)) {
+    if (name === tier) continue;
+    const idle = Math.max(0, share.reserved - (own(inUse, name) ?? 0));
+    kept += Math.min(idle, keptBack(spec, share, endsInMs));
+  }
+  return kept;
 }
 
 export function mayTakeSlot(
@@ -206,12 +223,15 @@ export function takeSlot(
   const reserved = own(spec.tiers, tier)?.reserved ?? 0;
   if (!granted && !yielding && held < reserved) live[tier] = Math.max(own(live, tier) ?? 0, now + reclaimMs);
   if (granted && (held + 1 >= reserved || !moreWaiting)) delete live[tier];
-  const total = slotsInUse(inUse);
-  // Only a full room is a race to win. Refused while a slot is free, the asker's own spec
-  // holds it back, and a claim would only hold back the askers who could use that slot.
-  if (ask && !granted && !yields && total >= spec.capacity)
+  const full = slotsInUse(inUse) + keptIdle(spec, inUse, tier, endsInMs) >= spec.capacity;
+  // Only a full room is a race to win, its free slots all held idle by other tiers' keeps counted
+  // full: every ask of a long call meets the same keeps, and without a claim one dispatcher's
+  // waiters lost race after race to the other's while a keep held (held in its room 40 s, sent
+  // back, and again). Refused while any other slot is free, the asker's own spec holds it back,
+  // and a claim would only hold back the askers who could use that slot.
+  if (ask && !granted && !yields && full)
     liveClaims[tier] = { asker: ask.asker, deadline: ask.deadline, until: now + reclaimMs };
-  else if (ask && claim?.asker === ask.asker && (granted || total < spec.capacity)) delete liveClaims[tier];
+  else if (ask && claim?.asker === ask.asker && (granted || !full)) delete liveClaims[tier];
   return { granted, marks: live, claims: liveClaims };
 }
 

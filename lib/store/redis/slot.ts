@@ -191,9 +191,15 @@ if not may and not yielding and own < reserved then
 elseif may and (own + 1 >= reserved or not moreWaiting) and marks[tier] then
   redis.call('HDEL', KEYS[3], tier)
 end
--- only a full room is a race to win: refused with a slot free, the asker's own spec holds it back
+-- only a full room is a race to win, its free slots all held idle by other tiers' keeps counted full:
+-- refused with another slot free, the asker's own spec holds it back
 local held = 0
 for _, name in ipairs(tiersInUse) do held = held + inUse[name] end
+for _, name in ipairs(names) do
+  if name ~= tier then
+    held = held + math.min(math.max(0, spec[name].reserved - (inUse[name] or 0)), spec[name].keep)
+  end
+end
 local full = held >= capacity
 if hasAsk and not may and not yields and full then
   claims[tier] = {untilMs = now + reclaimMs, deadline = askDeadline, asker = asker}

@@ -183,6 +183,32 @@ describe('capacity gate', () => {
       ).toBe(true);
     });
 
+    it("a room full but for a lender's keep is a race too: the refused asker claims, and its grant ends the claim", () => {
+      // 4 slots: realtime reserves 3 and keeps 1 idle from long calls (never lent), batch reserves 1.
+      const keeping = {
+        capacity: 4,
+        tiers: { realtime: { reserved: 3, lendable: 3, keep: 1 }, batch: { reserved: 1, lendable: 0 } },
+      };
+      // Batch holds its own slot and one of realtime's; the free slot is realtime's keep.
+      const refused = takeSlot(keeping, { realtime: 1, batch: 2 }, 'batch', {}, 1_000, 1_000, { ask: d1 });
+      expect(refused).toEqual({ granted: false, marks: {}, claims: { batch: { ...d1, until: 2_000 } } });
+      // A batch call ends: d0, asking first for a later waiter, leaves the slot to d1's...
+      const d0 = { asker: 'd0', deadline: 9_000 };
+      expect(
+        takeSlot(keeping, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, { ask: d0, claims: refused.claims })
+          .granted,
+      ).toBe(false);
+      // ... and d1's grant ends its claim.
+      expect(
+        takeSlot(keeping, { realtime: 1, batch: 1 }, 'batch', {}, 1_100, 1_000, { ask: d1, claims: refused.claims }),
+      ).toEqual({ granted: true, marks: {}, claims: {} });
+      // Refused while a slot beyond the keep is free, the claimant drops its claim (its spec, not the race).
+      const lendsNone = { ...keeping, tiers: { ...keeping.tiers, realtime: { reserved: 3, lendable: 0, keep: 1 } } };
+      expect(takeSlot(lendsNone, { batch: 2 }, 'batch', {}, 1_100, 1_000, { ask: d1, claims: refused.claims })).toEqual(
+        { granted: false, marks: {}, claims: {} },
+      );
+    });
+
     it('a claim ends at its lapse or its deadline; an earlier refused deadline takes it over', () => {
       const claims = { realtime: { ...d1, until: 2_000 } };
       const later = { asker: 'd0', deadline: 9_000 };

@@ -730,6 +730,34 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         });
       });
 
+      it("a room full but for a lender's keep is a race too: the refused asker claims it, a later deadline elsewhere yields", async () => {
+        const clock = new VirtualClock(10_000);
+        const store = await open(clock);
+        const key = slotGateKey(`m-${uid()}`);
+        // Realtime keeps one idle slot from long calls, never lent (no keepUnlessEndsWithinMs).
+        const tiers = { realtime: { reserved: 3, lendable: 3, keep: 1 }, batch: { reserved: 1, lendable: 0 } };
+        const take = (tier: string, leaseId: string, asker: string, deadlineIn: number) =>
+          store.acquireSlot({
+            key,
+            capacity: 4,
+            tiers,
+            leaseMs: 60_000,
+            reclaimMs: 1_000,
+            tier,
+            leaseId,
+            asker,
+            deadline: clock.now() + deadlineIn,
+          });
+        expect((await take('realtime', 'r0', 'd9', 5_000)).granted).toBe(true);
+        for (const id of ['b0', 'b1']) expect((await take('batch', id, 'd9', 5_000)).granted).toBe(true);
+        // The free slot is realtime's keep: d1's batch waiter is refused, and claims the tier.
+        expect((await take('batch', 'b2', 'd1', 3_000)).granted).toBe(false);
+        await store.releaseSlot(key, 'b0');
+        // d0 asks first for a later waiter: it leaves the slot to d1's.
+        expect((await take('batch', 'b3', 'd0', 4_000)).granted).toBe(false);
+        expect(await take('batch', 'b4', 'd1', 3_000)).toEqual({ granted: true, inUse: { realtime: 1, batch: 2 } });
+      });
+
       /** 4 slots: realtime reserves 2 and batch 1, lending nothing; offline reserves 1 and lends it. */
       const yieldingGate = (store: RateStore, clock: VirtualClock) => {
         const key = slotGateKey(`m-${uid()}`);
