@@ -4,16 +4,22 @@
  *
  * Work-conserving: a tier's idle reserved slots are lent whole. Lending never
  * traps the lender: a lender that has asked for slots lately (its requests keep
- * coming) keeps `HEADROOM` of its idle slots back from calls expected to hold a
+ * coming) keeps a headroom of its idle slots back from calls expected to hold a
  * slot longer than a tenth of its maximum queue wait (the token estimate times
  * the model's observed speed), so its next request finds a slot at once instead
- * of waiting for a long borrowed call to end. Short calls, every call while the
- * lender is quiet, and every call while `RELEASES_NEAR` calls in flight are expected
- * to end within that tenth anyway (the lender's next request takes the first of
- * those slots, since releases go to the heavier tier first; the others cover
- * estimates that were short, or a second request), may take everything. On a few
- * slots with long calls the headroom is what keeps realtime's wait short; on many,
- * releases are always near and the headroom would only idle a slot.
+ * of waiting for a long borrowed call to end. Short calls, and every call while the
+ * lender is quiet, may take everything.
+ *
+ * How much, and whether the headroom is lent too, depends on the pool. A kept slot
+ * idles whenever the lender does not need it, so on a small pool, where one slot is
+ * more than HEADROOM_SHARE of it, the lender keeps HEADROOM and lends it too while
+ * RELEASES_NEAR calls in flight are expected to end within that tenth (the lender's
+ * next request takes the first of those slots, since releases go to the heavier tier
+ * first; the others cover estimates that were short, or a second request). On a
+ * larger pool it keeps HEADROOM_SHARE of the slots, whole ones, and never lends
+ * them: there releases are always near by the estimates, and the lender still met
+ * stretches with none (calls that started together in a burst end together, and the
+ * estimates that come out short gather at the earliest ends).
  */
 import { gateFromShares, type GateSpec, type TierShare } from '../../limits/capacity-gate.js';
 import type { Policy } from '../../policy/schema.js';
@@ -29,14 +35,24 @@ export interface ModelGate {
   readonly maxWaitMs: ReadonlyMap<string, number>;
   /** Per tier: the tiers of greater weight, which it yields to while its work has slack (tier-order.ts). */
   readonly heavier: ReadonlyMap<string, readonly string[]>;
+  /** What an active lender keeps back from long calls: slots, and whether they are lent while releases are near. */
+  readonly headroom: { readonly keep: number; readonly lentWhileNear: boolean };
 }
 
 const cache = new WeakMap<Policy, Map<string, ModelGate>>();
 
 /** The part of a lender's maximum queue wait a borrowed call may last and still take its last idle slots. */
 const SHORT_CALL_SHARE_OF_WAIT = 0.1;
-/** Idle reserved slots an active lender keeps back from long borrowed calls. */
+/** Idle reserved slots an active lender keeps back from long borrowed calls, on a pool of fewer than 1 / HEADROOM_SHARE slots. */
 export const HEADROOM = 1;
+/**
+ * On a pool of at least 1 / HEADROOM_SHARE slots, the share of them an active lender keeps back
+ * (whole slots), never lent. The most the keep may idle: the GPU stays at least 95 % busy while
+ * requests wait. On `npm run bench -- seed2-burst` at full size (32 slots; the small run has 8),
+ * one slot kept this way took realtime's wait p99 under the priority baseline's, where the
+ * headroom lent while releases were near left it above.
+ */
+export const HEADROOM_SHARE = 0.05;
 /**
  * Calls in flight that must be near their end for the headroom to be lent too (the scheduler counts them).
  * More than two: the earliest expected ends are where the estimates that came out short gather, so the
@@ -63,7 +79,9 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
   const heavier = new Map(
     tiers.map(([name, t]) => [name, tiers.filter(([, other]) => other.weight > t.weight).map(([other]) => other)]),
   );
-  gate = { open, weights, shortCallMs, maxWaitMs, heavier };
+  const share = Math.floor(slots * HEADROOM_SHARE);
+  const headroom = share >= 1 ? { keep: share, lentWhileNear: false } : { keep: HEADROOM, lentWhileNear: true };
+  gate = { open, weights, shortCallMs, maxWaitMs, heavier, headroom };
   byModel.set(key, gate);
   return gate;
 }
@@ -72,8 +90,8 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
  * What a call of `tier`, expected to hold its slot `callMs` (undefined: not known
  * yet), may borrow: everything, except the headroom of active lenders it would
  * hold too long. The gate applies the headroom (`keep`) to the counts as it decides
- * and lends it too while `RELEASES_NEAR` calls of any dispatcher end within the
- * lender's short-call time: a dispatcher sees only its own calls and its last answer.
+ * and, on a small pool, lends it too while `RELEASES_NEAR` calls of any dispatcher end
+ * within the lender's short-call time: a dispatcher sees only its own calls and its last answer.
  */
 export function borrowSpec(
   gate: ModelGate,
@@ -87,10 +105,18 @@ export function borrowSpec(
   for (const [name, share] of Object.entries(gate.open.tiers)) {
     const shortMs = gate.shortCallMs.get(name) ?? Infinity;
     const keep = name !== tier && active(name) && callMs > shortMs;
-    tiers[name] = keep ? { ...share, keep: HEADROOM, keepUnlessEndsWithinMs: shortMs } : share;
+    const { headroom } = gate;
+    if (keep)
+      tiers[name] = headroom.lentWhileNear
+        ? { ...share, keep: headroom.keep, keepUnlessEndsWithinMs: shortMs }
+        : { ...share, keep: headroom.keep };
+    else tiers[name] = share;
     changed ||= keep;
   }
-  return changed ? { capacity: gate.open.capacity, tiers, releasesNear: RELEASES_NEAR } : gate.open;
+  if (!changed) return gate.open;
+  return gate.headroom.lentWhileNear
+    ? { capacity: gate.open.capacity, tiers, releasesNear: RELEASES_NEAR }
+    : { capacity: gate.open.capacity, tiers };
 }
 
 /** `spec` with `tier`'s reservation set aside: what it may take as a pure borrower (tier-order.ts, yielding). */

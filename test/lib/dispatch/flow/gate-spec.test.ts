@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { asBorrower, borrowSpec, modelGate, RELEASES_NEAR } from '../../../../lib/dispatch/flow/gate-spec.js';
+import {
+  asBorrower,
+  borrowSpec,
+  HEADROOM_SHARE,
+  modelGate,
+  RELEASES_NEAR,
+} from '../../../../lib/dispatch/flow/gate-spec.js';
 import { mayTakeSlot } from '../../../../lib/limits/capacity-gate.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { basePolicy } from '../../policy/fixtures.js';
@@ -69,6 +75,30 @@ describe('borrowSpec: the headroom is lent too while releases are near anyway', 
     expect(fill(spec, { realtime: 1 }, near(1_001))).toEqual({ realtime: 1, batch: 6 });
     expect(fill(spec, { realtime: 1 }, near(Infinity))).toEqual({ realtime: 1, batch: 6 });
     expect(fill(spec, { realtime: 1 })).toEqual({ realtime: 1, batch: 6 });
+  });
+});
+
+describe('borrowSpec: on a pool of 1 / HEADROOM_SHARE slots or more, the headroom is that share and never lent', () => {
+  // 64 slots: realtime reserves 38 (60 %), and keeps 5 % of the pool, 3 slots, from long calls.
+  const large = modelGate(parsePolicy(basePolicy()), 'm', 64);
+  const spec = borrowSpec(large, 'batch', 5_000, (tier) => tier === 'realtime');
+  const kept = Math.floor(64 * HEADROOM_SHARE);
+  it('keeps its share idle from long calls however many calls in flight end soon, and lends it to short ones', () => {
+    const soon = Array<number>(60).fill(100);
+    expect(fill(spec, { realtime: 10 }, soon)).toEqual({ realtime: 10, batch: 54 - kept });
+    expect(fill(spec, { realtime: 10 })).toEqual({ realtime: 10, batch: 54 - kept });
+    expect(
+      fill(
+        borrowSpec(large, 'batch', 500, () => true),
+        { realtime: 10 },
+      ),
+    ).toEqual({ realtime: 10, batch: 54 });
+  });
+
+  it('starts at 1 / HEADROOM_SHARE slots; below, one slot is kept and lent while releases are near', () => {
+    const at = Math.ceil(1 / HEADROOM_SHARE);
+    expect(modelGate(parsePolicy(basePolicy()), 'm', at).headroom).toEqual({ keep: 1, lentWhileNear: false });
+    expect(modelGate(parsePolicy(basePolicy()), 'm', at - 1).headroom).toEqual({ keep: 1, lentWhileNear: true });
   });
 });
 
