@@ -697,16 +697,13 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect((await take('y4', 'd0', 4_000)).granted).toBe(true);
       });
 
-      it('a claimant refused while a slot is free drops its claim: its own spec holds it back, not the race', async () => {
-        const clock = new VirtualClock(10_000);
-        const store = await open(clock);
+      /** A gate of `capacity` slots whose asks name their asker and their waiter's deadline, `deadlineIn` from now. */
+      const askingGate = (store: RateStore, clock: VirtualClock, capacity: number) => {
         const key = slotGateKey(`m-${uid()}`);
-        const strict = { realtime: { reserved: 2, lendable: 0 }, batch: { reserved: 1, lendable: 0 } };
-        const lending = { ...strict, realtime: { reserved: 2, lendable: 1 } };
-        const take = (tier: string, leaseId: string, tiers: typeof strict, asker: string, deadlineIn: number) =>
+        const take = (tier: string, leaseId: string, tiers: SlotRequest['tiers'], asker: string, deadlineIn: number) =>
           store.acquireSlot({
             key,
-            capacity: 3,
+            capacity,
             tiers,
             leaseMs: 60_000,
             reclaimMs: 1_000,
@@ -715,6 +712,15 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
             asker,
             deadline: clock.now() + deadlineIn,
           });
+        return { key, take };
+      };
+
+      it('a claimant refused while a slot is free drops its claim: its own spec holds it back, not the race', async () => {
+        const clock = new VirtualClock(10_000);
+        const store = await open(clock);
+        const { key, take } = askingGate(store, clock, 3);
+        const strict = { realtime: { reserved: 2, lendable: 0 }, batch: { reserved: 1, lendable: 0 } };
+        const lending = { ...strict, realtime: { reserved: 2, lendable: 1 } };
         for (const id of ['r0', 'r1']) expect((await take('realtime', id, strict, 'd9', 5_000)).granted).toBe(true);
         expect((await take('batch', 'b0', strict, 'd9', 5_000)).granted).toBe(true);
         // Full: d1's batch waiter claims the tier.
@@ -733,26 +739,16 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
       it("a room full but for a lender's keep is a race too: the refused asker claims it, a later deadline elsewhere yields", async () => {
         const clock = new VirtualClock(10_000);
         const store = await open(clock);
-        const key = slotGateKey(`m-${uid()}`);
+        const gate = askingGate(store, clock, 4);
         // Realtime keeps one idle slot from long calls, never lent (no keepUnlessEndsWithinMs).
         const tiers = { realtime: { reserved: 3, lendable: 3, keep: 1 }, batch: { reserved: 1, lendable: 0 } };
         const take = (tier: string, leaseId: string, asker: string, deadlineIn: number) =>
-          store.acquireSlot({
-            key,
-            capacity: 4,
-            tiers,
-            leaseMs: 60_000,
-            reclaimMs: 1_000,
-            tier,
-            leaseId,
-            asker,
-            deadline: clock.now() + deadlineIn,
-          });
+          gate.take(tier, leaseId, tiers, asker, deadlineIn);
         expect((await take('realtime', 'r0', 'd9', 5_000)).granted).toBe(true);
         for (const id of ['b0', 'b1']) expect((await take('batch', id, 'd9', 5_000)).granted).toBe(true);
         // The free slot is realtime's keep: d1's batch waiter is refused, and claims the tier.
         expect((await take('batch', 'b2', 'd1', 3_000)).granted).toBe(false);
-        await store.releaseSlot(key, 'b0');
+        await store.releaseSlot(gate.key, 'b0');
         // d0 asks first for a later waiter: it leaves the slot to d1's.
         expect((await take('batch', 'b3', 'd0', 4_000)).granted).toBe(false);
         expect(await take('batch', 'b4', 'd1', 3_000)).toEqual({ granted: true, inUse: { realtime: 1, batch: 2 } });
