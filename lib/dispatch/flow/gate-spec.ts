@@ -102,21 +102,17 @@ export function borrowSpec(
   if (callMs === undefined) return gate.open;
   let changed = false;
   const tiers: Record<string, TierShare> = {};
+  const { keep: slots, lentWhileNear } = gate.headroom;
   for (const [name, share] of Object.entries(gate.open.tiers)) {
     const shortMs = gate.shortCallMs.get(name) ?? Infinity;
     const keep = name !== tier && active(name) && callMs > shortMs;
-    const { headroom } = gate;
-    if (keep)
-      tiers[name] = headroom.lentWhileNear
-        ? { ...share, keep: headroom.keep, keepUnlessEndsWithinMs: shortMs }
-        : { ...share, keep: headroom.keep };
-    else tiers[name] = share;
+    tiers[name] = keep
+      ? { ...share, keep: slots, ...(lentWhileNear ? { keepUnlessEndsWithinMs: shortMs } : {}) }
+      : share;
     changed ||= keep;
   }
   if (!changed) return gate.open;
-  return gate.headroom.lentWhileNear
-    ? { capacity: gate.open.capacity, tiers, releasesNear: RELEASES_NEAR }
-    : { capacity: gate.open.capacity, tiers };
+  return { capacity: gate.open.capacity, tiers, ...(lentWhileNear ? { releasesNear: RELEASES_NEAR } : {}) };
 }
 
 /** `spec` with `tier`'s reservation set aside: what it may take as a pure borrower (tier-order.ts, yielding). */
