@@ -20,6 +20,13 @@
  * them: there releases are always near by the estimates, and the lender still met
  * stretches with none (calls that started together in a burst end together, and the
  * estimates that come out short gather at the earliest ends).
+ *
+ * A call longer than the lender's whole maximum wait is kept from more: besides the
+ * headroom, as many of the lender's idle slots as its own demand rose above what it
+ * holds within that wait (demand-peak.ts), less what is due to end soon. Its requests
+ * cannot outwait such a call, and its next rise comes before the call ends: on 8 slots,
+ * realtime far inside its reservation beside offline calls of a minute lost one request
+ * in seven with only the headroom kept, as soon as a few of its requests overlapped.
  */
 import { gateFromShares, type GateSpec, type TierShare } from '../../limits/capacity-gate.js';
 import type { Policy } from '../../policy/schema.js';
@@ -88,31 +95,43 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
 
 /**
  * What a call of `tier`, expected to hold its slot `callMs` (undefined: not known
- * yet), may borrow: everything, except the headroom of active lenders it would
- * hold too long. The gate applies the headroom (`keep`) to the counts as it decides
- * and, on a small pool, lends it too while `RELEASES_NEAR` calls of any dispatcher end
- * within the lender's short-call time: a dispatcher sees only its own calls and its last answer.
+ * yet), may borrow: everything, except what active lenders keep from calls that
+ * would hold it too long. `need(lender)`: undefined while the lender is quiet; else
+ * how far its demand (in use and waiting) rose above what it holds now within its
+ * maximum wait, less the calls due to end within its short-call time (the scheduler's
+ * count). A lender keeps its headroom from calls longer than its short-call time, and
+ * that need on top from calls longer than its whole maximum wait. The gate applies
+ * the keep to the counts as it decides and, on a small pool, lends a keep of just the
+ * headroom while `RELEASES_NEAR` calls of any dispatcher end within the lender's
+ * short-call time: a dispatcher sees only its own calls and its last answer.
  */
 export function borrowSpec(
   gate: ModelGate,
   tier: string,
   callMs: number | undefined,
-  active: (tier: string) => boolean,
+  need: (tier: string) => number | undefined,
 ): GateSpec {
   if (callMs === undefined) return gate.open;
   let changed = false;
+  let near = false;
   const tiers: Record<string, TierShare> = {};
-  const { keep: slots, lentWhileNear } = gate.headroom;
+  const { keep: headroom, lentWhileNear } = gate.headroom;
   for (const [name, share] of Object.entries(gate.open.tiers)) {
     const shortMs = gate.shortCallMs.get(name) ?? Infinity;
-    const keep = name !== tier && active(name) && callMs > shortMs;
-    tiers[name] = keep
-      ? { ...share, keep: slots, ...(lentWhileNear ? { keepUnlessEndsWithinMs: shortMs } : {}) }
-      : share;
-    changed ||= keep;
+    const needed = name === tier || callMs <= shortMs ? undefined : need(name);
+    if (needed === undefined) {
+      tiers[name] = share;
+      continue;
+    }
+    const outwaits = callMs > (gate.maxWaitMs.get(name) ?? Infinity);
+    const keep = outwaits ? needed + headroom : headroom;
+    const lent = lentWhileNear && keep === headroom;
+    tiers[name] = { ...share, keep, ...(lent ? { keepUnlessEndsWithinMs: shortMs } : {}) };
+    changed = true;
+    near ||= lent;
   }
   if (!changed) return gate.open;
-  return { capacity: gate.open.capacity, tiers, ...(lentWhileNear ? { releasesNear: RELEASES_NEAR } : {}) };
+  return { capacity: gate.open.capacity, tiers, ...(near ? { releasesNear: RELEASES_NEAR } : {}) };
 }
 
 /** `spec` with `tier`'s reservation set aside: what it may take as a pure borrower (tier-order.ts, yielding). */

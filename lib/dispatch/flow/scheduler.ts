@@ -31,7 +31,8 @@ import { sendBack as sendBackRule } from '../../limits/send-back.js';
 import type { Recall } from '../../queue/types.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
-import { asBorrower, borrowSpec, modelGate, type ModelGate } from './gate-spec.js';
+import { asBorrower, borrowSpec, modelGate, RELEASES_NEAR, type ModelGate } from './gate-spec.js';
+import { DemandPeak } from './demand-peak.js';
 import { createPaceHold } from './pace-hold.js';
 import { waitForRelease } from './release-spread.js';
 import type { SlotSource } from './saturation.js';
@@ -225,6 +226,15 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   /** Per model and tier: when a request of it last asked here. A lender asked lately is active. */
   const lastAsked = new Map<string, number>();
   const activeWithinMs = deps.options.activeWithinMs ?? 30_000;
+  /**
+   * Per model and tier: slots in use across dispatchers plus waiting here, at their recent peak.
+   * Sampled as the gate answers, when the counts are fresh: between answers they miss releases.
+   */
+  const demand = new DemandPeak();
+  const noteDemand = (m: ModelFlows) => {
+    const now = clock.now();
+    for (const [tier, q] of m.tiers) demand.observe(`${m.model}\n${tier}`, (own(m.inUse, tier) ?? 0) + q.size, now);
+  };
   const workers = deps.options.workers;
   const reservedWorkers = workers === undefined ? 0 : Math.max(1, Math.ceil(workers * RESERVED_WORKERS));
   const callWorkers = workers === undefined ? 0 : Math.floor(workers * CALLS_HOLD_WORKERS);
@@ -553,9 +563,18 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const heavier = gate.heavier.get(tier) ?? [];
       const yieldTo = heavier.length > 0 && !pressed(tier) ? heavier : [];
       const now = clock.now();
-      const active = (lender: string) => now - (lastAsked.get(`${m.model}\n${lender}`) ?? -Infinity) <= activeWithinMs;
+      // A lender's recent peak beyond what it holds, less the releases due within its short-call time
+      // (discounted as its headroom's are: the earliest expected ends gather the short estimates).
+      const need = (lender: string) => {
+        const key = `${m.model}\n${lender}`;
+        if (now - (lastAsked.get(key) ?? -Infinity) > activeWithinMs) return undefined;
+        const peak = demand.peak(key, now, gate.maxWaitMs.get(lender) ?? 0);
+        const shortMs = gate.shortCallMs.get(lender) ?? 0;
+        const near = ends.filter((ms) => ms <= shortMs).length;
+        return Math.max(0, peak - (own(m.inUse, lender) ?? 0) - Math.max(0, near - (RELEASES_NEAR - 1)));
+      };
       const callMs = speed.estimateMs(m.model, w.estimate);
-      const lendable = borrowSpec(gate, tier, callMs, active);
+      const lendable = borrowSpec(gate, tier, callMs, need);
       const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();
       const decision = await store.acquireSlot({
@@ -576,8 +595,10 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         if (take(m, q, w, true)) w.value.settle({ kind: 'granted', grant: grantFor(m, q, w, leaseId) });
         // It left (deadline, eviction) while the gate answered: the slot goes to the next one.
         else await store.releaseSlot(m.key, leaseId);
+        noteDemand(m);
         return true;
       }
+      noteDemand(m);
       if (slotsInUse(decision.inUse) >= spec.capacity) {
         deps.slots?.full(m.model);
         return false;

@@ -198,6 +198,48 @@ describe('flow control', () => {
     expect(await offlineBesideBatch(1_000_000, true)).toBeGreaterThanOrEqual(1);
   });
 
+  /**
+   * Realtime had `peak` calls at once, now holds `holding` (each due to end within 1 s, its
+   * short-call time); offline then asks, `afterMs` later, for calls of 100 s, longer than
+   * realtime's maximum wait (10 s): how many slots offline gets.
+   */
+  async function longCallsBesideRealtime(o: { peak: number; holding?: number; afterMs?: number; slots?: number }) {
+    const { clock, ask } = setup({ slots: o.slots ?? 8 });
+    // Teach it the model's speed: 100 tokens held a slot 1 s.
+    const first = await Promise.all(Array.from({ length: o.peak }, () => ask('realtime', 'r', 'r')));
+    await clock.advance(1_000);
+    for (const v of first) await granted(v).release(100);
+    const holding = await Promise.all(Array.from({ length: o.holding ?? 1 }, () => ask('realtime', 'r', 'r')));
+    await clock.advance(o.afterMs ?? 0);
+    let started = 0;
+    for (let i = 0; i < 16; i++)
+      void ask('offline', 'o', 'o', { estimate: 10_000, deadline: clock.now() + 3_600_000 }).then(
+        (v) => v.kind === 'granted' && started++,
+      );
+    await clock.advance(1);
+    const before = started;
+    for (const h of holding) await granted(h).release(100);
+    return before;
+  }
+
+  it("keeps a lender's recent demand and its headroom from calls it cannot outwait, until the demand is a maximum wait old", async () => {
+    // Realtime (4 reserved) holds 1 and keeps its headroom: offline gets its 1, batch's idle 2, the unreserved 1, and 2.
+    expect(await longCallsBesideRealtime({ peak: 1 })).toBe(6);
+    // It had 3 at once lately: it keeps 2 more besides the headroom, all of its idle slots.
+    expect(await longCallsBesideRealtime({ peak: 3 })).toBe(4);
+    // 10 s after that peak, only the headroom again.
+    expect(await longCallsBesideRealtime({ peak: 3, afterMs: 10_000 })).toBe(6);
+  });
+
+  it('counts calls due to end within the lender short-call time past the first RELEASES_NEAR - 1 against its need', async () => {
+    // 16 slots: realtime reserves 9, batch 4, offline 2, one unreserved. Realtime had 6 at once and holds 3, all
+    // due within 1 s: of its need of 3, one is covered by the third near release; it keeps 2 + the headroom of its 6
+    // idle, and offline gets its 2, batch's 4, the unreserved 1 and 3.
+    expect(await longCallsBesideRealtime({ peak: 6, holding: 3, slots: 16 })).toBe(10);
+    // Holding 2, both near: no release past the first two, so all of its need of 4 is kept, and the headroom.
+    expect(await longCallsBesideRealtime({ peak: 6, holding: 2, slots: 16 })).toBe(9);
+  });
+
   it('answers at once a request that cannot start before its deadline given the work ahead of it', async () => {
     const { clock, ask } = setup({ slots: 1 });
     // Teach it the model's speed: 100 tokens held the slot 1 s.
