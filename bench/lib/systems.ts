@@ -499,11 +499,8 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     });
   }
   const qs = backend.queueStats?.();
-  await subscription.close();
-  await backend.close();
-  await upstream.close();
-  gpu.close();
-  return {
+  // Taken before closing: what a handler still running does while the engine closes is not the run's.
+  const run: SystemRun = {
     system: 'sluice',
     recorder,
     gpu: gpuFigures(gpu.stats(), queuedAtGpu),
@@ -517,4 +514,27 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     ...(own(policy.models, LAB_MODEL)?.saturation ? { slotsRead } : {}),
     gpuWhileSlotWaited: { utilization: eligible.utilization(), waitedMs: Math.round(eligible.waitedMs()) },
   };
+  await closeWhileTimePasses(
+    timeline,
+    subscription.close().then(() => backend.close()),
+  );
+  await upstream.close();
+  gpu.close();
+  return run;
+}
+
+/**
+ * Waits for `closing` while time passes. With every request answered, a handler may still run:
+ * a message delivered again while its long call was in flight (the embedded engine redelivers a
+ * handler silent for 60 s) waits for a slot on the lab's virtual clock until it learns its request
+ * was answered, and the consumer's close waits for it. Left alone, nothing advanced that clock and
+ * the run ended in silence: a 2-slot replay of calls of a minute or more.
+ */
+async function closeWhileTimePasses(timeline: Timeline, closing: Promise<void>): Promise<void> {
+  let closed = false;
+  const done = closing.finally(() => {
+    closed = true;
+  });
+  while (!closed && timeline.pendingTimers?.() !== 0) await timeline.until(timeline.clock.now() + 1_000);
+  await done;
 }
