@@ -152,7 +152,11 @@ export const replay: Scenario = {
         flags: ctx.flags,
         ...baselineParams(world, c),
       },
-      headline: { requests: c.world.requests, ...feltHeadline(c, specs) },
+      headline: {
+        requests: c.world.requests,
+        ...feltHeadline(c, specs),
+        sluiceGpuBusyWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.utilization ?? null,
+      },
       tables: [
         tierFairnessTable(c.world.tiers, systems),
         tenantTable(c.world.tiers, systems),
