@@ -43,7 +43,12 @@ export interface ModelGate {
   /** Per tier: the tiers of greater weight, which it yields to while its work has slack (tier-order.ts). */
   readonly heavier: ReadonlyMap<string, readonly string[]>;
   /** What an active lender keeps back from long calls: slots, and whether they are lent while releases are near. */
-  readonly headroom: { readonly keep: number; readonly lentWhileNear: boolean };
+  readonly headroom: {
+    readonly keep: number;
+    readonly lentWhileNear: boolean;
+    /** Kept from calls the lender can outwait (past its short-call time, within its maximum wait) too. */
+    readonly fromOutwaitable: boolean;
+  };
 }
 
 const cache = new WeakMap<Policy, Map<string, ModelGate>>();
@@ -60,6 +65,13 @@ export const HEADROOM = 1;
  * headroom lent while releases were near left it above.
  */
 export const HEADROOM_SHARE = 0.05;
+/**
+ * On a pool under this many slots the headroom is kept only from calls the lender cannot outwait
+ * (longer than its maximum wait). One kept slot is more than an eighth of such a pool, and lent only
+ * while RELEASES_NEAR calls end soon it still idled it while work waited: replayed with a realtime
+ * trickle beside batch on 2, 4 and 6 slots, the GPU was 86-87 % busy while requests waited for a slot.
+ */
+export const HEADROOM_MIN_SLOTS = 8;
 /**
  * Calls in flight that must be near their end for the headroom to be lent too (the scheduler counts them).
  * More than two: the earliest expected ends are where the estimates that came out short gather, so the
@@ -87,7 +99,10 @@ export function modelGate(policy: Policy, model: string, slots: number): ModelGa
     tiers.map(([name, t]) => [name, tiers.filter(([, other]) => other.weight > t.weight).map(([other]) => other)]),
   );
   const share = Math.floor(slots * HEADROOM_SHARE);
-  const headroom = share >= 1 ? { keep: share, lentWhileNear: false } : { keep: HEADROOM, lentWhileNear: true };
+  const headroom =
+    share >= 1
+      ? { keep: share, lentWhileNear: false, fromOutwaitable: true }
+      : { keep: HEADROOM, lentWhileNear: true, fromOutwaitable: slots >= HEADROOM_MIN_SLOTS };
   gate = { open, weights, shortCallMs, maxWaitMs, heavier, headroom };
   byModel.set(key, gate);
   return gate;
@@ -115,7 +130,7 @@ export function borrowSpec(
   let changed = false;
   let near = false;
   const tiers: Record<string, TierShare> = {};
-  const { keep: headroom, lentWhileNear } = gate.headroom;
+  const { keep: headroom, lentWhileNear, fromOutwaitable } = gate.headroom;
   for (const [name, share] of Object.entries(gate.open.tiers)) {
     const shortMs = gate.shortCallMs.get(name) ?? Infinity;
     const needed = name === tier || callMs <= shortMs ? undefined : need(name);
@@ -124,6 +139,10 @@ export function borrowSpec(
       continue;
     }
     const outwaits = callMs > (gate.maxWaitMs.get(name) ?? Infinity);
+    if (!outwaits && !fromOutwaitable) {
+      tiers[name] = share;
+      continue;
+    }
     const keep = outwaits ? needed + headroom : headroom;
     const lent = lentWhileNear && keep === headroom;
     tiers[name] = { ...share, keep, ...(lent ? { keepUnlessEndsWithinMs: shortMs } : {}) };

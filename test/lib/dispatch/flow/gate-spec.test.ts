@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   asBorrower,
   borrowSpec,
+  HEADROOM_MIN_SLOTS,
   HEADROOM_SHARE,
   modelGate,
   RELEASES_NEAR,
@@ -138,8 +139,33 @@ describe('borrowSpec: on a pool of 1 / HEADROOM_SHARE slots or more, the headroo
 
   it('starts at 1 / HEADROOM_SHARE slots; below, one slot is kept and lent while releases are near', () => {
     const at = Math.ceil(1 / HEADROOM_SHARE);
-    expect(modelGate(parsePolicy(basePolicy()), 'm', at).headroom).toEqual({ keep: 1, lentWhileNear: false });
-    expect(modelGate(parsePolicy(basePolicy()), 'm', at - 1).headroom).toEqual({ keep: 1, lentWhileNear: true });
+    expect(modelGate(parsePolicy(basePolicy()), 'm', at).headroom).toEqual({
+      keep: 1,
+      lentWhileNear: false,
+      fromOutwaitable: true,
+    });
+    expect(modelGate(parsePolicy(basePolicy()), 'm', at - 1).headroom).toEqual({
+      keep: 1,
+      lentWhileNear: true,
+      fromOutwaitable: true,
+    });
+  });
+});
+
+describe('borrowSpec: under HEADROOM_MIN_SLOTS slots the headroom is kept only from calls the lender cannot outwait', () => {
+  // 4 slots: realtime reserves 2 (maximum wait 10 s), batch 1, offline none, one unreserved.
+  const small = modelGate(parsePolicy(basePolicy()), 'm', HEADROOM_MIN_SLOTS - 4);
+  it('lends every idle slot to a call within the maximum wait, and keeps the headroom from a longer one', () => {
+    expect(small.headroom.fromOutwaitable).toBe(false);
+    expect(fill(borrowSpec(small, 'batch', 5_000, realtimeActive()), { realtime: 1 })).toEqual({
+      realtime: 1,
+      batch: 3,
+    });
+    expect(fill(borrowSpec(small, 'batch', 10_001, realtimeActive()), { realtime: 1 })).toEqual({
+      realtime: 1,
+      batch: 2,
+    });
+    expect(modelGate(parsePolicy(basePolicy()), 'm', HEADROOM_MIN_SLOTS).headroom.fromOutwaitable).toBe(true);
   });
 });
 
