@@ -133,13 +133,10 @@ export function borrowSpec(
   const { keep: headroom, lentWhileNear, fromOutwaitable } = gate.headroom;
   for (const [name, share] of Object.entries(gate.open.tiers)) {
     const shortMs = gate.shortCallMs.get(name) ?? Infinity;
-    const needed = name === tier || callMs <= shortMs ? undefined : need(name);
-    if (needed === undefined) {
-      tiers[name] = share;
-      continue;
-    }
     const outwaits = callMs > (gate.maxWaitMs.get(name) ?? Infinity);
-    if (!outwaits && !fromOutwaitable) {
+    const kept = name !== tier && callMs > shortMs && (outwaits || fromOutwaitable);
+    const needed = kept ? need(name) : undefined;
+    if (needed === undefined) {
       tiers[name] = share;
       continue;
     }
