@@ -14,11 +14,13 @@
  * keeps a waiting tier's reclaim mark alive and covers leases that expire
  * instead of being released (a crashed dispatcher).
  *
- * Bounded: at most `maxWaiting` wait here, short pace waits held here instead of
- * a Suspend (pace-hold.ts, at most half of them) included. Past it a newcomer that outranks a
- * waiter (a heavier tier; within its tier, an account with nothing waiting here, or a pressing
- * deadline: victimFor) takes its place and that one goes back to its LiteTopic with a
- * Suspend; otherwise the newcomer does. A request is held at most `holdMaxMs`
+ * Bounded: at most `maxWaiting` wait here, across the models this dispatcher serves, short pace
+ * waits held here instead of a Suspend (pace-hold.ts, at most half of them) included. Past it a
+ * newcomer whose model has a slot free and nothing waiting starts anyway (startsNow); one that
+ * outranks a waiter (its model holds less than its share of the room; of its model, a heavier
+ * tier; within its tier, an account with nothing waiting here, or a pressing deadline:
+ * victimFor) takes its place and that one goes back to its LiteTopic with a Suspend; otherwise
+ * the newcomer does. A request is held at most `holdMaxMs`
  * (DEFAULT_HOLD_MAX_MS), and one that cannot start before its deadline given the work
  * ahead of it is answered at once.
  */
@@ -191,6 +193,14 @@ interface Entry {
   settle(verdict: Verdict): void;
 }
 
+/** A waiter sent back to make a place for a newcomer, with the model it waits for. */
+interface Victim {
+  readonly m: ModelFlows;
+  readonly gate: ModelGate;
+  readonly q: TierQueue<Entry>;
+  readonly w: Waiter<Entry>;
+}
+
 interface ModelFlows {
   readonly model: string;
   readonly key: string;
@@ -329,20 +339,30 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   }
 
   /**
-   * Whom a newcomer to a full room sends back in its place, if anyone: the latest-due waiter
-   * of the lightest tier when the newcomer's tier is heavier; one of an equally heavy other
-   * tier when the newcomer's deadline presses and that one's does not. Within its own tier,
-   * see victimInTier.
+   * A newcomer to a full room starts at once, and takes no waiter's place, when nothing of its
+   * model waits here and the model's gate had a slot free at its last answer. The room is one
+   * bound for every model the dispatcher serves, but their slots never compete: without this,
+   * a backlog on one model sent every request of another back to its LiteTopic, its GPU idle.
+   * Stale (another dispatcher took the slot since), it waits one past the bound, no more: its
+   * model now has a waiter.
    */
-  function victimFor(
-    m: ModelFlows,
-    gate: ModelGate,
-    ask: SlotAsk,
-    now: number,
-  ): { q: TierQueue<Entry>; w: Waiter<Entry> } | undefined {
+  function startsNow(m: ModelFlows, gate: ModelGate): boolean {
+    return m.size === 0 && slotsInUse(m.inUse) < gate.open.capacity;
+  }
+
+  /**
+   * Whom a newcomer to a full room sends back in its place, if anyone: a waiter of another model
+   * that holds more than its share of the room (victimOfModels); else, of its own model, the
+   * latest-due waiter of the lightest tier when the newcomer's tier is heavier; one of an equally
+   * heavy other tier when the newcomer's deadline presses and that one's does not. Within its own
+   * tier, see victimInTier.
+   */
+  function victimFor(m: ModelFlows, gate: ModelGate, ask: SlotAsk, now: number): Victim | undefined {
+    const other = victimOfModels(m);
+    if (other) return other;
     const worst = worstWaiter(m, gate);
     const weight = weightOf(gate, ask.flow.tier);
-    if (worst && weight > worst.weight) return worst;
+    if (worst && weight > worst.weight) return { m, gate, ...worst };
     if (
       worst &&
       weight === worst.weight &&
@@ -350,8 +370,33 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       pressing(gate, ask.flow.tier, ask.deadline, now) &&
       !pressing(gate, worst.w.key.tier, worst.w.deadline, now)
     )
-      return worst;
-    return victimInTier(m, gate, ask, now);
+      return { m, gate, ...worst };
+    const inTier = victimInTier(m, gate, ask, now);
+    return inTier && { m, gate, ...inTier };
+  }
+
+  /**
+   * Each model with work has an even share of the room (at least one place): a newcomer whose
+   * model holds less than its share takes the place of the worst waiter (worstWaiter) of the model
+   * that holds the most, past its share. Tiers and accounts are ordered within a model, whose
+   * slots they share; across models nothing is, so one model's backlog must not hold the places
+   * another model's requests need to wait for their own slots. Shares, not any imbalance: at
+   * their shares two busy models stop taking places from each other, a delivery each time.
+   */
+  function victimOfModels(m: ModelFlows): Victim | undefined {
+    let most: ModelFlows | undefined;
+    let busy = 1;
+    for (const o of models.values()) {
+      if (o === m || o.size === 0) continue;
+      busy++;
+      if (!most || o.size > most.size) most = o;
+    }
+    if (!most) return undefined;
+    const share = Math.max(1, Math.floor(room() / busy));
+    if (m.size >= share || most.size <= share) return undefined;
+    const gate = gateOf(most.model);
+    const worst = gate && worstWaiter(most, gate);
+    return worst && { m: most, gate: gate!, q: worst.q, w: worst.w };
   }
 
   /**
@@ -624,17 +669,17 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         const ahead = workAheadMs(m, gate, ask.flow, ask.deadline);
         if (ahead !== undefined && now + ahead > ask.deadline)
           return Promise.resolve({ kind: 'late', retryAfterMs: Math.ceil(ahead) });
-        if (total + paceHold.held() >= room()) {
+        if (total + paceHold.held() >= room() && !startsNow(m, gate)) {
           const victim = victimFor(m, gate, ask, now);
           if (!victim)
             return sendBack(m, gate, ask.flow.tier, ask.deadline, ask.liteTopic).then((back) =>
               sentBackVerdict(m, ask.flow.tier, ask.deadline, back),
             );
           // Out of the room now, so the newcomer has its place; its Suspend once the store answered.
-          const evicted = victim.w;
-          if (take(m, victim.q, evicted, false))
-            void sendBack(m, gate, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((back) =>
-              evicted.value.settle(sentBackVerdict(m, evicted.key.tier, evicted.deadline, back)),
+          const { m: from, gate: fromGate, q: fromQueue, w: evicted } = victim;
+          if (take(from, fromQueue, evicted, false))
+            void sendBack(from, fromGate, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((back) =>
+              evicted.value.settle(sentBackVerdict(from, evicted.key.tier, evicted.deadline, back)),
             );
         }
       }

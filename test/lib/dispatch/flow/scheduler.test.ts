@@ -15,10 +15,12 @@ import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
 import { basePolicy } from '../../policy/fixtures.js';
 
 /** 8 slots: realtime reserves 4, batch 2, offline 1, one unreserved. */
-function setup(options: { maxWaiting?: number; slots?: number; workers?: number } = {}) {
+function setup(options: { maxWaiting?: number; slots?: number; workers?: number; otherModelSlots?: number } = {}) {
   const clock = new VirtualClock(0);
   const raw = basePolicy();
   raw.models.m!.slots = options.slots ?? 8;
+  // A second model, `n`, served by the same dispatchers from its own slots.
+  if (options.otherModelSlots) raw.models.n = { ...raw.models.m!, slots: options.otherModelSlots };
   const policy = parsePolicy(raw);
   const store = createEmbeddedStore(clock);
   let n = 0;
@@ -301,6 +303,48 @@ describe('flow control', () => {
     await next.release(100);
     await clock.advance(1);
     for (const w of [steady, third]) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+  });
+
+  it("starts a request of a model with a free slot however full the room is with another model's backlog", async () => {
+    const { clock, ask, flows } = setup({ slots: 2, otherModelSlots: 2, maxWaiting: 4 });
+    const calls = await Promise.all([ask('batch'), ask('batch')]);
+    const backlog = Array.from({ length: 4 }, () => ask('batch'));
+    await clock.advance(1);
+    expect(flows.waiting()).toBe(4);
+    // Model n's slots are free: its requests start, and m's backlog keeps every place.
+    const other = [
+      granted(await ask('batch', 't', 'a', { model: 'n' })),
+      granted(await ask('realtime', 't', 'a', { model: 'n' })),
+    ];
+    expect(flows.waiting()).toBe(4);
+    const settled: Verdict['kind'][] = [];
+    for (const w of backlog) void w.then((v) => settled.push(v.kind));
+    await clock.advance(1);
+    expect(settled).toEqual([]);
+    for (const c of [...calls.map(granted), ...other]) await c.release(100);
+    for (const w of backlog) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+    await clock.advance(1);
+  });
+
+  it('gives each model with work an even share of the room: a model below its share takes the place of the worst waiter of the one with most', async () => {
+    const { clock, ask, flows } = setup({ slots: 1, otherModelSlots: 1, maxWaiting: 4 });
+    const calls = [granted(await ask('batch')), granted(await ask('batch', 't', 'a', { model: 'n' }))];
+    // Batch waits 5 min: none of these deadlines presses; the latest-due is the worst.
+    const backlog = [0, 1, 2, 3].map((i) => ask('batch', 't', 'a', { deadline: clock.now() + 200_000 + i }));
+    await clock.advance(1);
+    // n's slot is taken, so its request waits: m gives up its worst waiter for it, and again for the next.
+    const later = { deadline: clock.now() + 250_000 };
+    const fromN = [ask('batch', 't', 'a', { ...later, model: 'n' }), ask('batch', 't', 'a', { ...later, model: 'n' })];
+    expect((await backlog[3]!).kind).toBe('suspend');
+    expect((await backlog[2]!).kind).toBe('suspend');
+    expect(flows.waiting()).toBe(4);
+    // At its share (two of four places), n's next goes back, and so does m's: neither takes the other's place.
+    expect((await ask('batch', 't', 'a', { ...later, model: 'n' })).kind).toBe('suspend');
+    expect((await ask('batch', 't', 'a', later)).kind).toBe('suspend');
+    for (const c of calls) await c.release(100);
+    for (const w of [...backlog, ...fromN])
+      void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+    await clock.advance(1);
   });
 
   it('keeps workers free for newcomers: the room shrinks as its own calls take workers', async () => {
