@@ -13,7 +13,8 @@
  * docs/baselines.md says why each is there.
  */
 import type { Policy } from '../../lib/policy/schema.js';
-import { createGpuSim, type GpuSimOptions } from '../../functions/gpu-sim/app.js';
+import type { GpuSimOptions } from '../../functions/gpu-sim/app.js';
+import { createGpuPools } from './gpu-pools.js';
 import { embeddedEngine } from './engine.js';
 import { createHardLimiter } from './hard-limiter.js';
 import { isOk, Recorder } from './recorder.js';
@@ -71,7 +72,7 @@ export async function runBaseline(world: World, name: BaselineName, options: Run
   const { clock, start } = timeline;
   const policy = worldPolicy(world, start);
   const recorder = new Recorder(start, world.bucketMs ?? 5_000);
-  const gpu = createGpuSim({ ...baselineGpuOptions(world, name), clock });
+  const gpu = createGpuPools(world, clock, baselineGpuOptions(world, name));
   const limiter = createHardLimiter(policy);
   const priorityOf = tierPriority(policy);
   const path = `${GPU_BASE_URL.replace(/^https?:\/\/[^/]+/, '')}/chat/completions`;
@@ -85,7 +86,7 @@ export async function runBaseline(world: World, name: BaselineName, options: Run
     if (name === 'priority') body.priority = priorityOf(rec.tier);
     return withClientTimeout(clock, world.clientTimeoutMs ?? CLIENT_TIMEOUT_MS, async (signal) => {
       const headers = { 'content-type': 'application/json' };
-      const res = await gpu.app.request(path, { method: 'POST', headers, body: JSON.stringify(body), signal });
+      const res = await gpu.request(e.model, path, { method: 'POST', headers, body: JSON.stringify(body), signal });
       const queuedMs = res.headers.get('x-sim-queue-ms');
       if (queuedMs !== null) {
         rec.startedAt = rec.admittedAt! + Number(queuedMs);

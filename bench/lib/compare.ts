@@ -8,7 +8,7 @@ import { embeddedEngine, type EngineName, type LabEngine } from './engine.js';
 import { feltFigures, type FeltFigures } from './felt.js';
 import type { Series, TierFigures } from './recorder.js';
 import { CLIENT_TIMEOUT_MS, runSluice, type GpuFigures, type SystemRun } from './systems.js';
-import { worldPolicy, worldStreams, type World } from './world.js';
+import { inFlightPerTopicOf, worldPolicy, worldStreams, type World } from './world.js';
 
 export interface SystemReport {
   readonly total: TierFigures;
@@ -90,7 +90,7 @@ export async function compare(world: World, options: CompareOptions = {}): Promi
       gpuSlots: world.gpu.slots,
       tiers,
       tierMaxWaitMs: Object.fromEntries(tiers.map((t) => [t, maxWait(t)])),
-      inFlightPerTopic: sluice.inFlightPerTopic ?? world.inFlightPerTopic ?? world.gpu.slots,
+      inFlightPerTopic: sluice.inFlightPerTopic ?? inFlightPerTopicOf(world),
       workers: world.workers ?? 64,
       clientTimeoutMs: world.clientTimeoutMs ?? CLIENT_TIMEOUT_MS,
       streams: worldStreams(world),

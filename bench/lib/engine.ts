@@ -14,7 +14,7 @@ import type { ResultChannel } from '../../lib/results/types.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../../lib/store/attempts.js';
 import { createEmbeddedStore } from '../../lib/store/embedded.js';
 import type { RateStore } from '../../lib/store/types.js';
-import { LAB_EPOCH, type World } from './world.js';
+import { inFlightPerTopicOf, LAB_EPOCH, type World } from './world.js';
 
 export type EngineName = 'embedded' | 'real';
 
@@ -122,7 +122,7 @@ export const embeddedEngine: LabEngine = {
     return virtualTimeline(start);
   },
   async sluice(world, _policy, { clock }, { settleDeadLetter }) {
-    const inFlightPerTopic = world.inFlightPerTopic ?? world.gpu.slots;
+    const inFlightPerTopic = inFlightPerTopicOf(world);
     const queue = new EmbeddedLiteQueue({
       clock,
       maxInFlightPerTopic: inFlightPerTopic,

@@ -5,7 +5,7 @@
  */
 import { BASELINES, SYSTEM_LABELS } from './baselines.js';
 import type { RunComparison, SystemReport } from './compare.js';
-import { outcomes, tierFairness, type TierFairness } from './fairness.js';
+import { outcomes, tierFairness, type RequestOutcome, type TierFairness } from './fairness.js';
 import type { SystemName, SystemRun } from './systems.js';
 import type { TraceEvent } from './trace.js';
 import { pct } from './versus.js';
@@ -17,18 +17,43 @@ export interface SystemFairness {
   readonly report: SystemReport;
   /** Per tier. */
   readonly fairness: Readonly<Record<string, TierFairness>>;
+  /** Per model, then tier: requests, and the shares served and served in time. */
+  readonly models: ReadonlyMap<string, ReadonlyMap<string, { requests: number; success: number; goodput: number }>>;
+}
+
+/** Per model, then tier: requests, success, goodput. */
+export function modelFigures(all: readonly RequestOutcome[]): SystemFairness['models'] {
+  const counts = new Map<string, Map<string, { requests: number; ok: number; good: number }>>();
+  for (const o of all) {
+    const tiers = counts.get(o.model) ?? new Map<string, { requests: number; ok: number; good: number }>();
+    counts.set(o.model, tiers);
+    const c = tiers.get(o.tier) ?? { requests: 0, ok: 0, good: 0 };
+    tiers.set(o.tier, c);
+    c.requests++;
+    if (o.ok) c.ok++;
+    if (o.good) c.good++;
+  }
+  return new Map(
+    [...counts].map(([model, tiers]) => [
+      model,
+      new Map(
+        [...tiers].map(([tier, c]) => [
+          tier,
+          { requests: c.requests, success: c.ok / c.requests, goodput: c.good / c.requests },
+        ]),
+      ),
+    ]),
+  );
 }
 
 /** Every baseline, then Sluice: the order of the tables' columns and rows. */
 export function fairnessBySystem(c: RunComparison, trace: readonly TraceEvent[]): SystemFairness[] {
   const maxWait = (tier: string) =>
     Object.hasOwn(c.world.tierMaxWaitMs, tier) ? c.world.tierMaxWaitMs[tier]! : Infinity;
-  const of = (name: SystemName, run: SystemRun, report: SystemReport): SystemFairness => ({
-    name,
-    label: SYSTEM_LABELS[name],
-    report,
-    fairness: tierFairness(outcomes(run.recorder.attempts, trace, maxWait)),
-  });
+  const of = (name: SystemName, run: SystemRun, report: SystemReport): SystemFairness => {
+    const all = outcomes(run.recorder.attempts, trace, maxWait);
+    return { name, label: SYSTEM_LABELS[name], report, fairness: tierFairness(all), models: modelFigures(all) };
+  };
   return [...BASELINES.map((b) => of(b, c.runs.baselines[b], c.baselines[b])), of('sluice', c.runs.sluice, c.sluice)];
 }
 
@@ -56,6 +81,32 @@ export function tierFairnessTable(tiers: readonly string[], systems: readonly Sy
             pct(t.goodput),
             t.jainTokens.toFixed(3),
             t.worstAccountRatio.toFixed(3),
+          ],
+        ];
+      }),
+    ),
+  };
+}
+
+/** Models on pools of their own: per model and tier, the share each system served, and served in time. */
+export function modelTable(tiers: readonly string[], systems: readonly SystemFairness[]): Table {
+  const models = [...systems.at(-1)!.models.keys()].sort();
+  return {
+    title: "per model: success, and goodput (started within the tier's maximum wait)",
+    columns: ['model', 'tier', 'requests', ...systems.flatMap((s) => [`${s.label} success`, `${s.label} goodput`])],
+    rows: models.flatMap((model) =>
+      tiers.flatMap((tier) => {
+        const requests = systems.at(-1)!.models.get(model)?.get(tier)?.requests;
+        if (requests === undefined) return [];
+        return [
+          [
+            model,
+            tier,
+            requests,
+            ...systems.flatMap((s) => {
+              const f = s.models.get(model)?.get(tier);
+              return f ? [pct(f.success), pct(f.goodput)] : ['–', '–'];
+            }),
           ],
         ];
       }),

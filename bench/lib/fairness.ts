@@ -19,6 +19,7 @@ export interface RequestOutcome {
   readonly tier: string;
   readonly tenant: string;
   readonly account: string;
+  readonly model: string;
   readonly tokens: number;
   readonly ok: boolean;
   /** Served, and started within its tier's maximum queue wait of its first send. */
@@ -42,7 +43,16 @@ export function outcomes(
     const ok = a.status !== undefined && isOk(a.status);
     const sentAt = first.get(request)!.sentAt;
     const good = ok && a.startedAt !== undefined && a.startedAt - sentAt <= maxWaitMs(a.tier);
-    out.push({ tier: a.tier, tenant: a.tenant, account: a.account, tokens: trace[request]?.tokens ?? 0, ok, good });
+    const e = trace[request];
+    out.push({
+      tier: a.tier,
+      tenant: a.tenant,
+      account: a.account,
+      model: e?.model ?? '',
+      tokens: e?.tokens ?? 0,
+      ok,
+      good,
+    });
   }
   return out;
 }

@@ -16,6 +16,7 @@ import { systemClock } from '../../functions/runtime/system-clock.js';
 import type { WildcardGroupOptions } from '../../scripts/rocketmq/admin.ts';
 import { createReceiveProbe } from '../../lib/queue/rocketmq/receive-probe.js';
 import type { LabEngine, Timeline } from './engine.js';
+import { inFlightPerTopicOf } from './world.js';
 
 /** Messages of one LiteTopic the broker hands a consumer at once (rocketmq-client-nodejs 1.0.8's receive batch). */
 const RECEIVE_BATCH = 32;
@@ -63,7 +64,7 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
       await services.rocketmq.createLiteTopic(run);
       await services.rocketmq.createWildcardGroup(`${run}-dispatchers`, run, group);
       // As many of a tenant's requests at the GPU at once as the embedded engine allows (world.inFlightPerTopic).
-      const shards = Math.min(64, world.inFlightPerTopic ?? world.gpu.slots);
+      const shards = Math.min(64, inFlightPerTopicOf(world));
       const config = readConfig({
         SLUICE_ROCKETMQ_LITETOPIC_SHARDS: String(shards),
         SLUICE_REDIS_URL: services.redis.url,

@@ -11,7 +11,6 @@
  * a refusal only if the event carries a retry behavior, and given up after the
  * OpenAI SDK's default timeout (then counted as refused, reason `client-timeout`).
  */
-import { own } from '../../lib/lookup.js';
 import { EligibleBusy } from './eligible-busy.js';
 import { keptAliveFailure } from './kept-alive.js';
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
@@ -23,7 +22,8 @@ import { createTelemetry } from '../../lib/telemetry/telemetry.js';
 import { createInProcessUpstream } from '../../lib/upstream/in-process.js';
 import { createEdgeApp } from '../../functions/edge/app.js';
 import type { AdmissionEvent } from '../../functions/edge/deps.js';
-import { createGpuSim, type GpuSimStats } from '../../functions/gpu-sim/app.js';
+import type { GpuSimStats } from '../../functions/gpu-sim/app.js';
+import { busySlotMs, createGpuPools } from './gpu-pools.js';
 import { embeddedEngine, type LabEngine, type Timeline } from './engine.js';
 import { isOk, Recorder, type Attempt } from './recorder.js';
 import { stopOnStall, type StallKind } from './stall.js';
@@ -31,7 +31,7 @@ import { isEventStream, readStreamAnswer } from './stream-answer.js';
 import { WaitTracker } from './wait-split.js';
 import { retryDelayMs, type TraceEvent } from './trace.js';
 import type { BaselineName } from './baselines.js';
-import { apiKey, drainMsOf, gpuSimOptions, LAB_MODEL, requestBody, worldPolicyInput, type World } from './world.js';
+import { apiKey, drainMsOf, gpuSimOptions, requestBody, worldPolicyInput, type World } from './world.js';
 
 export type SystemName = 'sluice' | BaselineName;
 
@@ -262,7 +262,7 @@ export function gpuFigures(s: GpuSimStats, queuedAtGpu: number): GpuFigures {
   };
 }
 
-export const busySlotMs = (s: GpuSimStats) => s.utilization * s.uptimeMs * s.slots;
+export { busySlotMs };
 
 export interface RunOptions {
   readonly engine?: LabEngine;
@@ -278,10 +278,10 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   const policyInput = worldPolicyInput(world, start);
   const policy = parsePolicy(policyInput);
   const recorder = new Recorder(start, world.bucketMs ?? 5_000);
-  const gpu = createGpuSim({ ...gpuSimOptions(world), clock });
+  const gpu = createGpuPools(world, clock, gpuSimOptions(world));
   let queuedAtGpu = 0;
   const upstream = createInProcessUpstream({
-    fetch: gpu.app.fetch,
+    fetch: gpu.byOrigin,
     clock,
     onResponse: (_, res) => {
       if (res.headers.get('x-sim-queued') === '1') queuedAtGpu++;
@@ -307,11 +307,7 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
   };
   const waits = new WaitTracker();
   const slotsRead: { t: number; slots: number; reason: string }[] = [];
-  const eligible = new EligibleBusy(
-    world.gpu.slots,
-    () => busySlotMs(gpu.stats()),
-    () => clock.now(),
-  );
+  const eligible = new EligibleBusy(gpu.byModel, () => clock.now());
   const onEvent = (event: DispatchEvent) => {
     eligible.observe(event);
     const key = event.type === 'suspended' ? `suspended:${event.cause}` : event.type;
@@ -511,7 +507,7 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     inFlightPerTopic: backend.inFlightPerTopic,
     ...(qs ? { queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered } } : {}),
     ...(telemetry ? { topAccounts } : {}),
-    ...(own(policy.models, LAB_MODEL)?.saturation ? { slotsRead } : {}),
+    ...(Object.values(policy.models).some((m) => m.saturation) ? { slotsRead } : {}),
     gpuWhileSlotWaited: { utilization: eligible.utilization(), waitedMs: Math.round(eligible.waitedMs()) },
   };
   await closeWhileTimePasses(

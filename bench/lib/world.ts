@@ -40,6 +40,11 @@ export interface World {
   readonly modelLimits?: NonNullable<PolicyInput['models'][string]['limits']>;
   /** The simulated GPU pool: Sluice's capacity gate gets the same slot count unless `model` says otherwise. */
   readonly gpu: GpuOptions & { readonly slots: number };
+  /**
+   * The GPU's slots split among models, each served by a pool of its own (gpu-pools.ts) with
+   * `gpu`'s settings; they add up to `gpu.slots`. Default: one model, LAB_MODEL, on every slot.
+   */
+  readonly pools?: Readonly<Record<string, number>>;
   /** The model as the policy declares it, where it differs from the GPU: other slots, slots from its metrics. */
   readonly model?: {
     readonly slots?: number;
@@ -83,6 +88,32 @@ export function drainMsOf(world: World): number {
 
 export const apiKey = (account: string) => `sk-lab-${account}`;
 
+export interface LabPool {
+  readonly model: string;
+  readonly slots: number;
+  /** Where Sluice's dispatcher calls it (the policy's upstream). */
+  readonly upstream: string;
+}
+
+/** Messages of one LiteTopic in flight at once: the world's setting, or enough for one LiteTopic to fill its model's pool. */
+export function inFlightPerTopicOf(world: World): number {
+  return world.inFlightPerTopic ?? Math.max(...labPools(world).map((p) => p.slots));
+}
+
+/** The world's models and their pools; throws if the split does not add up to the GPU's slots. */
+export function labPools(world: World): LabPool[] {
+  if (!world.pools) return [{ model: LAB_MODEL, slots: world.gpu.slots, upstream: GPU_BASE_URL }];
+  const pools = Object.entries(world.pools);
+  const total = pools.reduce((n, [, slots]) => n + slots, 0);
+  if (pools.length === 0 || total !== world.gpu.slots || pools.some(([, n]) => !Number.isInteger(n) || n <= 0))
+    throw new Error(
+      `pools: ${JSON.stringify(world.pools)} must split the GPU's ${world.gpu.slots} slots, each a positive integer`,
+    );
+  if (world.model?.slots !== undefined) throw new Error('pools: a declared slot count (model.slots) is for one model');
+  // Model names are not host names: each pool's origin is its place in the split.
+  return pools.map(([model, slots], i) => ({ model, slots, upstream: `http://gpu-${i}.sim/v1` }));
+}
+
 /**
  * The Sluice policy of a world, as a policy file would hold it; accounts' keys are
  * `sk-lab-<account>`. Reservation times count from `epoch`, where the trace starts.
@@ -93,20 +124,24 @@ export function worldPolicyInput(world: World, epoch = LAB_EPOCH): PolicyInput {
   return {
     tiers: world.tiers ?? defaultTiers,
     defaults: world.defaults ?? defaultLimits,
-    models: {
-      [LAB_MODEL]: {
-        slots: world.model?.slots ?? world.gpu.slots,
-        ...(world.model?.saturation ? { saturation: world.model.saturation } : {}),
-        upstreams: [GPU_BASE_URL],
-        defaultMaxTokens: 256,
-        ...(world.modelLimits ? { limits: world.modelLimits } : {}),
-      },
-    },
+    models: Object.fromEntries(
+      labPools(world).map((pool) => [
+        pool.model,
+        {
+          slots: world.model?.slots ?? pool.slots,
+          ...(world.model?.saturation ? { saturation: world.model.saturation } : {}),
+          upstreams: [pool.upstream],
+          defaultMaxTokens: 256,
+          ...(world.modelLimits ? { limits: world.modelLimits } : {}),
+        },
+      ]),
+    ),
     tenants,
     reservations: (world.reservations ?? []).map((r) => ({
       id: r.id,
       tenant: r.tenant,
-      model: LAB_MODEL,
+      // Booked on the first pool's model: the lab's reservations are for one model.
+      model: labPools(world)[0]!.model,
       startsAt: epoch + r.fromMs,
       endsAt: epoch + r.toMs,
       extra: { rpm: r.extra.rpm ?? 0, tpm: r.extra.tpm ?? 0, reservoir: r.extra.reservoir ?? 0 },
@@ -132,7 +167,7 @@ export function worldPolicy(world: World, epoch = LAB_EPOCH): Policy {
 /** GPU options for the simulator: every request generates exactly its max_tokens. */
 export function gpuSimOptions(world: World): Omit<GpuSimOptions, 'clock'> {
   return {
-    models: [LAB_MODEL],
+    models: labPools(world).map((p) => p.model),
     minOutputTokens: 8192,
     maxOutputTokens: 8192,
     decodeStepTokens: 16,

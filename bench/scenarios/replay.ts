@@ -6,6 +6,7 @@
  * on the policy defaults (lib/policy/defaults.ts) unless flags say otherwise:
  *
  *   --gpu-slots N     slots of the simulated GPU pool (default 8)
+ *   --pools a=8,b=4   one pool per model instead, with these slots (every model of the trace named)
  *   --rpm N           requests per minute per tenant, for every system (default: policy default)
  *   --account-rpm N   requests per minute per account, for every system (default: policy default)
  *   --token-ms N      decode time per token on an idle GPU (default 10)
@@ -16,15 +17,21 @@
  * tenants; every tenant's share of requests served; the accounts Sluice served the
  * smallest share of (all of them in the JSON report); then what users feel per tier.
  *
- * Every model of the trace is served by the one simulated pool; accounts keep the
- * first tier the trace gives them (default realtime) and their tenant (default:
+ * Every model of the trace is served by the one simulated pool, unless `--pools` gives each its
+ * own (models on separate GPUs, behind one Sluice); accounts keep the first tier the trace gives them (default realtime) and their tenant (default:
  * the account itself).
  */
 import { readFileSync } from 'node:fs';
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import type { PolicyInput } from '../../lib/policy/schema.js';
 import { compare, deliveriesPerCompleted } from '../lib/compare.js';
-import { fairnessBySystem, tenantTable, tierFairnessTable, worstAccountsTable } from '../lib/fairness-tables.js';
+import {
+  fairnessBySystem,
+  modelTable,
+  tenantTable,
+  tierFairnessTable,
+  worstAccountsTable,
+} from '../lib/fairness-tables.js';
 import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
 import { ms, pct, type FigureSpec } from '../lib/versus.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
@@ -39,6 +46,22 @@ function intFlag(flags: ScenarioContext['flags'], name: string): number | undefi
   const n = Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
   return n;
+}
+
+/** `--pools a=8,b=4`: each model's slots, in a Map (model names come from the user). */
+function poolsFlag(raw: string | undefined): Map<string, number> | undefined {
+  if (raw === undefined) return undefined;
+  const pools = new Map<string, number>();
+  for (const part of raw.split(',')) {
+    const [model, n, ...rest] = part.split('=');
+    const slots = Number(n);
+    if (!model || rest.length || !Number.isInteger(slots) || slots <= 0 || pools.has(model))
+      throw new Error(
+        `--pools: expected model=slots,... with each model once and slots a positive integer, got "${part}"`,
+      );
+    pools.set(model, slots);
+  }
+  return pools;
 }
 
 interface PolicyOverlay {
@@ -76,11 +99,19 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
     };
   }
   const rpm = intFlag(ctx.flags, 'rpm');
-  const slots = intFlag(ctx.flags, 'gpu-slots') ?? 8;
+  const pools = poolsFlag(ctx.flags.pools);
+  if (pools && ctx.flags['gpu-slots'] !== undefined) throw new Error('--pools sets the slots: leave out --gpu-slots');
+  if (pools) {
+    const unknown = [...new Set(ctx.trace.map((e) => e.model))].filter((m) => !pools.has(m));
+    if (unknown.length)
+      throw new Error(`trace: model ${unknown.join(', ')} has no pool (--pools names ${[...pools.keys()].join(', ')})`);
+  }
+  const slots = pools ? [...pools.values()].reduce((a, b) => a + b, 0) : (intFlag(ctx.flags, 'gpu-slots') ?? 8);
   const limits = overlay.defaults ?? defaultLimits;
   return {
     name: 'replay',
-    trace: ctx.trace.map((e) => ({ ...e, model: LAB_MODEL })),
+    trace: pools ? ctx.trace : ctx.trace.map((e) => ({ ...e, model: LAB_MODEL })),
+    ...(pools ? { pools: Object.fromEntries(pools) } : {}),
     accounts,
     tiers: tierSpecs,
     ...(overlay.tenants ? { tenants: overlay.tenants } : {}),
@@ -147,7 +178,11 @@ export const replay: Scenario = {
       params: {
         requests: world.trace.length,
         models,
-        servedBy: `${LAB_MODEL} (one simulated pool)`,
+        servedBy: world.pools
+          ? `one pool per model: ${Object.entries(world.pools)
+              .map(([m, n]) => `${m} ${n} slots`)
+              .join(', ')}`
+          : `${LAB_MODEL} (one simulated pool)`,
         gpu: world.gpu,
         flags: ctx.flags,
         ...baselineParams(world, c),
@@ -159,6 +194,7 @@ export const replay: Scenario = {
       },
       tables: [
         tierFairnessTable(c.world.tiers, systems),
+        ...(world.pools ? [modelTable(c.world.tiers, systems)] : []),
         tenantTable(c.world.tiers, systems),
         worstAccountsTable(c.world.tiers, systems, ACCOUNTS_SHOWN),
         ...comparisonTables(c, specs),

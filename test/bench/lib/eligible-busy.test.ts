@@ -7,11 +7,7 @@ function gpu() {
   let now = 0;
   let busy = 0;
   let busySlotMs = 0;
-  const meter = new EligibleBusy(
-    2,
-    () => busySlotMs,
-    () => now,
-  );
+  const meter = new EligibleBusy(new Map([['m', { slots: 2, busySlotMs: () => busySlotMs }]]), () => now);
   return {
     meter,
     at(t: number, busyNow: number) {
@@ -52,5 +48,33 @@ describe('EligibleBusy: how busy the GPU is while requests wait for a slot', () 
     g.at(500, 0);
     expect(g.meter.utilization()).toBe(1);
     expect(g.meter.waitedMs()).toBe(100);
+  });
+
+  it("with a pool per model, counts only the waiting request's own model's pool", () => {
+    let now = 0;
+    const busy = { m: 0, n: 0 };
+    const meter = new EligibleBusy(
+      new Map([
+        ['m', { slots: 2, busySlotMs: () => busy.m }],
+        ['n', { slots: 6, busySlotMs: () => busy.n }],
+      ]),
+      () => now,
+    );
+    const a = envelope('t1', 'batch', 0, 'm');
+    meter.observe({ type: 'awaiting-slot', envelope: a });
+    // 0–1000 ms: m's two slots busy while a waits; n idle, but nothing of n waits.
+    now = 1_000;
+    busy.m = 2_000;
+    meter.observe({ type: 'started', envelope: a, queueWaitMs: 1_000 });
+    const b = envelope('t1', 'batch', 0, 'n');
+    meter.observe({ type: 'awaiting-slot', envelope: b });
+    // 1000–2000 ms: b waits for n, three of its six slots busy.
+    now = 2_000;
+    busy.n = 3_000;
+    meter.observe({ type: 'started', envelope: b, queueWaitMs: 1_000 });
+    // (2000 + 3000) / (2 × 1000 + 6 × 1000)
+    expect(meter.utilization()).toBe(0.625);
+    // Weighted by slots: (2 × 1000 + 6 × 1000) / 8.
+    expect(meter.waitedMs()).toBe(1_000);
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { jain, outcomes, tierFairness } from '../../../bench/lib/fairness.js';
 import {
+  modelFigures,
+  modelTable,
   tenantTable,
   tierFairnessTable,
   worstAccountsTable,
@@ -23,7 +25,13 @@ function attempts(): Attempt[] {
     attempt(4, 'b', 'tb', 'batch', 200),
   ];
 }
-const trace = [10, 30, 20, 20, 5].map((tokens, i) => ({ t: i, account: 'x', model: 'm', tokens }));
+// Requests 2 and 3 ask another model.
+const trace = [10, 30, 20, 20, 5].map((tokens, i) => ({
+  t: i,
+  account: 'x',
+  model: i === 2 || i === 3 ? 'n' : 'm',
+  tokens,
+}));
 
 describe('fairness figures', () => {
   it("Jain's index: 1 when all are equal, 1/n when one gets everything", () => {
@@ -59,26 +67,28 @@ describe('fairness figures', () => {
 });
 
 describe('fairness tables', () => {
+  const sluiceOutcomes = outcomes(attempts(), trace, () => 10_000);
   const sluice: SystemFairness = {
     name: 'sluice',
     label: 'Sluice',
     report: {} as SystemReport,
-    fairness: tierFairness(outcomes(attempts(), trace, () => 10_000)),
+    fairness: tierFairness(sluiceOutcomes),
+    models: modelFigures(sluiceOutcomes),
   };
   // A baseline that served only request 0, and never saw the batch tier.
+  const baselineOutcomes = outcomes(
+    attempts()
+      .slice(0, 4)
+      .map((a) => ({ ...a, status: a.request === 0 ? 200 : 429 })),
+    trace,
+    () => 10_000,
+  );
   const baseline: SystemFairness = {
     name: 'priority',
     label: 'priority',
     report: {} as SystemReport,
-    fairness: tierFairness(
-      outcomes(
-        attempts()
-          .slice(0, 4)
-          .map((a) => ({ ...a, status: a.request === 0 ? 200 : 429 })),
-        trace,
-        () => 10_000,
-      ),
-    ),
+    fairness: tierFairness(baselineOutcomes),
+    models: modelFigures(baselineOutcomes),
   };
   const systems = [baseline, sluice];
 
@@ -98,6 +108,24 @@ describe('fairness tables', () => {
       ['realtime', '__proto__', 1, 2, '50.00%', '50.00%'],
       ['realtime', 'hasOwnProperty', 1, 2, '0.00%', '100.00%'],
       ['batch', 'tb', 1, 1, '–', '100.00%'],
+    ]);
+  });
+
+  it('per model and tier: the share each system served, a dash where a system has no figure', () => {
+    const t = modelTable(['realtime', 'batch'], systems);
+    expect(t.columns).toEqual([
+      'model',
+      'tier',
+      'requests',
+      'priority success',
+      'priority goodput',
+      'Sluice success',
+      'Sluice goodput',
+    ]);
+    expect(t.rows).toEqual([
+      ['m', 'realtime', 2, '50.00%', '50.00%', '50.00%', '50.00%'],
+      ['m', 'batch', 1, '–', '–', '100.00%', '100.00%'],
+      ['n', 'realtime', 2, '0.00%', '0.00%', '100.00%', '100.00%'],
     ]);
   });
 
