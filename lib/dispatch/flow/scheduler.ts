@@ -463,8 +463,11 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     const now = clock.now();
     let ms = minSuspendMs;
     let perStartMs = 0;
-    const perToken = speed.estimateMs(m.model, 1);
-    if (perToken !== undefined) {
+    // Before the model's first completion, what its calls in flight already took: at the start of a
+    // flood, sent back for the shortest Suspend, every request beyond the room came back many times
+    // before the first call ended.
+    const perToken = speed.atLeastMs(m.model, 1, now);
+    if (perToken > 0) {
       let tokens = 0;
       let n = 0;
       for (const q of m.tiers.values()) for (const w of q.waiters()) ((tokens += w.estimate), n++);
@@ -511,6 +514,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   function grantFor(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, leaseId: string): Grant {
     const startedAt = clock.now();
     m.calls.set(leaseId, startedAt + (speed.estimateMs(m.model, w.estimate) ?? Infinity));
+    speed.started(m.model, leaseId, startedAt, w.estimate);
     const freesWorker = workers !== undefined && callsHoldingWorkers >= callWorkers;
     if (!freesWorker) callsHoldingWorkers++;
     let released = false;
@@ -521,6 +525,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         if (released) return;
         released = true;
         m.calls.delete(leaseId);
+        speed.ended(m.model, leaseId);
         if (!freesWorker) callsHoldingWorkers--;
         const used = usedTokens ?? w.estimate;
         speed.observe(m.model, clock.now() - startedAt, used);

@@ -412,6 +412,24 @@ describe('flow control', () => {
     await end();
   });
 
+  it("before the model's first completion, sends back for at least what the waiters would take at the calls' pace so far", async () => {
+    const { clock, ask } = setup({ slots: 2, maxWaiting: 2 });
+    const calls = [granted(await ask('batch')), granted(await ask('batch'))];
+    const waiting = [ask('batch'), ask('batch')];
+    await clock.advance(1);
+    // No call has ended: the speed is not known, and a Suspend of the shortest only brings it back to a full room.
+    const first = await ask('batch');
+    expect(first).toMatchObject({ kind: 'suspend', ms: 50 });
+    // 2 s in, the calls of 100 tokens took 20 ms a token at least: the two waiters need 2 × 100 × 20 ms of two slots.
+    await clock.advance(2_000);
+    const later = await ask('batch');
+    if (later.kind !== 'suspend') throw new Error(`expected a Suspend, got ${JSON.stringify(later)}`);
+    expect(later.ms).toBeGreaterThanOrEqual(1_990);
+    for (const c of calls) await c.release(100);
+    for (const w of waiting) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+    await clock.advance(1);
+  });
+
   it('answers at once, not with a Suspend to its deadline, a request the room cannot start before it', async () => {
     // Every waiter presses (under half of batch's 5-minute wait left), so a pressing newcomer takes no place.
     const pressing = { deadline: 140_000, estimate: 10_000 };
