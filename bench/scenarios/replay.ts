@@ -10,6 +10,8 @@
  *   --rpm N           requests per minute per tenant, for every system (default: policy default)
  *   --account-rpm N   requests per minute per account, for every system (default: policy default)
  *   --token-ms N      decode time per token on an idle GPU (default 10)
+ *   --output-tokens A-B  each request generates A to B tokens (its own, from its prompt), at most its
+ *                     `tokens` (max_tokens); default: exactly its `tokens`
  *   --policy FILE     a JSON file with any of `tiers`, `defaults`, `tenants` (lib/policy schema)
  *                     replacing the defaults, to try other limits on the same traffic
  *
@@ -46,6 +48,15 @@ function intFlag(flags: ScenarioContext['flags'], name: string): number | undefi
   const n = Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
   return n;
+}
+
+/** `--output-tokens A-B`: what requests generate, when less than they ask for (max_tokens). */
+function outputTokensFlag(raw: string | undefined): { minOutputTokens: number; maxOutputTokens: number } | {} {
+  if (raw === undefined) return {};
+  const m = /^(\d+)-(\d+)$/.exec(raw);
+  const [min, max] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
+  if (!m || min < 1 || max < min) throw new Error(`--output-tokens: expected A-B with 1 <= A <= B, got "${raw}"`);
+  return { minOutputTokens: min, maxOutputTokens: max };
 }
 
 /** `--pools a=8,b=4`: each model's slots, in a Map (model names come from the user). */
@@ -118,7 +129,13 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
     defaults: rpm
       ? { ...limits, tenant: { ...limits.tenant, rpm }, tenantModel: { ...limits.tenantModel, rpm } }
       : limits,
-    gpu: { slots, baseTokenMs: intFlag(ctx.flags, 'token-ms') ?? 10, queueLimit: slots, maxQueueWaitMs: 5_000 },
+    gpu: {
+      slots,
+      baseTokenMs: intFlag(ctx.flags, 'token-ms') ?? 10,
+      queueLimit: slots,
+      maxQueueWaitMs: 5_000,
+      ...outputTokensFlag(ctx.flags['output-tokens']),
+    },
     bucketMs: 5_000,
   };
 }

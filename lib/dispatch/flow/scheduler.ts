@@ -230,6 +230,9 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   /** This dispatcher, as the gate tells askers apart (claims). */
   const asker = deps.newId();
   const speed = new ServiceTime();
+  /** The slot time a waiter's call is expected to take: what its tier's calls use of what they ask, at the model's speed. */
+  const expectedMs = (model: string, w: Waiter<Entry>) =>
+    speed.estimateMs(model, speed.expectedTokens(model, w.key.tier, w.estimate));
   const slotsOf = (model: string, declared: Model) => (deps.slots ? deps.slots.slots(model, declared) : declared.slots);
   let seq = 0;
   let total = 0;
@@ -309,7 +312,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const heavier = weightOf(gate, name) > weight;
       if (!heavier && name !== flow.tier) continue;
       for (const w of heavier ? q.waiters() : q.aheadOf(flow, deadline)) {
-        const one = speed.estimateMs(m.model, w.estimate);
+        const one = expectedMs(m.model, w);
         if (one === undefined) return undefined;
         ms += one;
       }
@@ -470,7 +473,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     if (perToken > 0) {
       let tokens = 0;
       let n = 0;
-      for (const q of m.tiers.values()) for (const w of q.waiters()) ((tokens += w.estimate), n++);
+      for (const q of m.tiers.values())
+        for (const w of q.waiters()) ((tokens += speed.expectedTokens(m.model, w.key.tier, w.estimate)), n++);
       const inUse = slotsInUse(m.inUse);
       // Beside other dispatchers the waiters here start at this dispatcher's share of the starts,
       // taken as its share of the calls. That share is read as at least half: a dispatcher just
@@ -513,7 +517,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
 
   function grantFor(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, leaseId: string): Grant {
     const startedAt = clock.now();
-    m.calls.set(leaseId, startedAt + (speed.estimateMs(m.model, w.estimate) ?? Infinity));
+    m.calls.set(leaseId, startedAt + (expectedMs(m.model, w) ?? Infinity));
     speed.started(m.model, leaseId, startedAt, w.estimate);
     const freesWorker = workers !== undefined && callsHoldingWorkers >= callWorkers;
     if (!freesWorker) callsHoldingWorkers++;
@@ -528,6 +532,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         speed.ended(m.model, leaseId);
         if (!freesWorker) callsHoldingWorkers--;
         const used = usedTokens ?? w.estimate;
+        if (usedTokens !== undefined) speed.observeUse(m.model, w.key.tier, usedTokens, w.estimate);
         speed.observe(m.model, clock.now() - startedAt, used);
         q.correct(w.key, used - w.estimate);
         await store.releaseSlot(m.key, leaseId);
@@ -602,7 +607,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     };
     const ends = [...m.calls.values()].map((end) => end - at).sort((a, b) => a - b);
     const spread = (w: Waiter<Entry>) => {
-      const ms = speed.estimateMs(m.model, w.estimate);
+      const ms = expectedMs(m.model, w);
       return ms === undefined ? 0 : waitForRelease(ends, ms);
     };
     for (const { tier, yields } of tierOrder(waitingTiers, gate.weights, m.inUse, pressed)) {
@@ -623,7 +628,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         const near = ends.filter((ms) => ms <= shortMs).length;
         return Math.max(0, peak - (own(m.inUse, lender) ?? 0) - Math.max(0, near - (RELEASES_NEAR - 1)));
       };
-      const callMs = speed.estimateMs(m.model, w.estimate);
+      const callMs = expectedMs(m.model, w);
       const lendable = borrowSpec(gate, tier, callMs, need);
       const spec = yields ? asBorrower(lendable, tier) : lendable;
       const leaseId = deps.newId();

@@ -6,6 +6,12 @@
  * Before a model's first completion there is no average, but its calls in flight
  * already bound it from below: a call that began `elapsed` ms ago for at most
  * `tokens` tokens takes at least `elapsed / tokens` ms a token (atLeastMs).
+ *
+ * A request asks for its prompt and max_tokens, which many clients set far above what
+ * they use: the share of what it asked that a call used, a moving average per model and
+ * tier, turns what a waiter asks into what it is expected to use (expectedTokens). Taken at
+ * its word, a realtime request asking 1,024 tokens to use a few hundred counted as ten
+ * times its work: requests were answered they could not start in time that would have.
  */
 
 const WEIGHT = 0.1;
@@ -19,6 +25,8 @@ export class ServiceTime {
   private readonly msPerToken = new Map<string, number>();
   /** Per model, calls in flight, until the model's first completion. */
   private readonly running = new Map<string, Map<string, Running>>();
+  /** Per model and tier: the share of the tokens asked that calls used. */
+  private readonly usedShare = new Map<string, number>();
 
   observe(model: string, slotMs: number, tokens: number): void {
     if (!(tokens > 0) || !(slotMs >= 0)) return;
@@ -26,6 +34,20 @@ export class ServiceTime {
     const prev = this.msPerToken.get(model);
     this.msPerToken.set(model, prev === undefined ? sample : prev + WEIGHT * (sample - prev));
     this.running.delete(model);
+  }
+
+  /** A call of the model and tier that asked for `asked` tokens used `used`. */
+  observeUse(model: string, tier: string, used: number, asked: number): void {
+    if (!(asked > 0) || !(used >= 0)) return;
+    const key = `${model}\n${tier}`;
+    const sample = Math.min(1, used / asked);
+    const prev = this.usedShare.get(key);
+    this.usedShare.set(key, prev === undefined ? sample : prev + WEIGHT * (sample - prev));
+  }
+
+  /** Tokens a request of the model and tier asking for `asked` is expected to use: all of them until a call says otherwise. */
+  expectedTokens(model: string, tier: string, asked: number): number {
+    return asked * (this.usedShare.get(`${model}\n${tier}`) ?? 1);
   }
 
   /** A call of the model began at `at`, expected to use at most `tokens`. */

@@ -49,7 +49,7 @@ describe('one simulated pool per model', () => {
     expect(() => labPools(world({ big: 6, small: 0 }))).toThrow(/positive integer/);
   });
 
-  it("replay --pools: every model of the trace needs a pool; the slots are the pools'", () => {
+  it("replay --pools: every model of the trace needs a pool; the slots are the pools'; --output-tokens A-B", () => {
     const trace = [
       { t: 0, account: 'a', model: 'big', tokens: 10 },
       { t: 1, account: 'b', model: 'small', tokens: 10 },
@@ -60,6 +60,11 @@ describe('one simulated pool per model', () => {
     expect(() => replayWorld({ trace, flags: { pools: 'big=3' } })).toThrow(/model small has no pool/);
     expect(() => replayWorld({ trace, flags: { pools: 'big=3,big=2,small=1' } })).toThrow(/each model once/);
     expect(() => replayWorld({ trace, flags: { pools: 'big=x,small=1' } })).toThrow(/positive integer/);
+    expect(replayWorld({ trace, flags: { 'output-tokens': '30-300' } }).gpu).toMatchObject({
+      minOutputTokens: 30,
+      maxOutputTokens: 300,
+    });
+    expect(() => replayWorld({ trace, flags: { 'output-tokens': '300-30' } })).toThrow(/A-B with 1 <= A <= B/);
     expect(() => replayWorld({ trace, flags: { pools: 'big=3,small=2', 'gpu-slots': '5' } })).toThrow(
       /leave out --gpu-slots/,
     );

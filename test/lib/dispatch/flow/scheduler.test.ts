@@ -258,6 +258,26 @@ describe('flow control', () => {
     await busy.release(100);
   });
 
+  it("counts the work ahead at what its tier's calls use of what they ask, not at max_tokens", async () => {
+    const { clock, ask } = setup({ slots: 1 });
+    // Realtime calls ask 1,000 tokens and use 100: 10 ms a token, a tenth of what they ask.
+    const first = granted(await ask('realtime', 't', 'a', { estimate: 1_000 }));
+    await clock.advance(1_000);
+    await first.release(100);
+    const busy = granted(await ask('realtime', 't', 'a', { estimate: 1_000 }));
+    const ahead = ask('realtime', 't', 'a', { estimate: 1_000, deadline: clock.now() + 9_000 });
+    await clock.advance(1);
+    // One ahead expected to take 1 s, not 10 s: it waits rather than being answered late.
+    const next = ask('realtime', 't', 'a', { estimate: 1_000, deadline: clock.now() + 9_500 });
+    let verdict: Verdict | undefined;
+    void next.then((v) => (verdict = v));
+    await clock.advance(1);
+    expect(verdict).toBeUndefined();
+    await busy.release(100);
+    for (const w of [ahead, next]) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+    await clock.advance(1);
+  });
+
   it('past its bound, a heavier newcomer takes the place of the worst waiter, which goes back with a Suspend', async () => {
     const { clock, ask } = setup({ slots: 1, maxWaiting: 2 });
     const holder = granted(await ask('batch'));

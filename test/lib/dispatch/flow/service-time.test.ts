@@ -28,4 +28,16 @@ describe("a model's observed speed", () => {
     speed.observe('m', 2_000, 100);
     expect(speed.atLeastMs('m', 100, 60_000)).toBe(2_000);
   });
+
+  it('learns per model and tier the share of what calls ask that they use', () => {
+    const speed = new ServiceTime();
+    expect(speed.expectedTokens('m', 'realtime', 1_000)).toBe(1_000);
+    speed.observeUse('m', 'realtime', 100, 1_000);
+    expect(speed.expectedTokens('m', 'realtime', 1_000)).toBe(100);
+    // A moving average, never above what was asked.
+    speed.observeUse('m', 'realtime', 5_000, 1_000);
+    expect(speed.expectedTokens('m', 'realtime', 1_000)).toBeCloseTo(190);
+    expect(speed.expectedTokens('m', 'batch', 1_000)).toBe(1_000);
+    expect(speed.expectedTokens('n', 'realtime', 1_000)).toBe(1_000);
+  });
 });
