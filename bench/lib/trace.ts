@@ -78,6 +78,11 @@ export interface TraceEvent {
   readonly retry?: RetryBehavior;
   /** The client asks for `stream: true` and reads the answer chunk by chunk (time to first token is measured). */
   readonly stream?: boolean;
+  /**
+   * The client leaves max_tokens out, as chat UIs often do: Sluice estimates the model's
+   * default, and the simulated GPU generates what the model wants to say (its output length).
+   */
+  readonly omitsMaxTokens?: boolean;
 }
 
 export interface Source {

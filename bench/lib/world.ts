@@ -175,10 +175,11 @@ export function gpuSimOptions(world: World): Omit<GpuSimOptions, 'clock'> {
   };
 }
 
-/** The request body a trace event becomes: a short fixed prompt, `tokens` as max_tokens, and `stream` if it streams. */
+/** The request body a trace event becomes: a short fixed prompt, `tokens` as max_tokens unless it omits it, and `stream` if it streams. */
 export function requestBody(e: TraceEvent, n: number): string {
   const messages = [{ role: 'user', content: `lab request ${n}` }];
-  return JSON.stringify({ model: e.model, messages, max_tokens: e.tokens, ...(e.stream ? { stream: true } : {}) });
+  const maxTokens = e.omitsMaxTokens ? {} : { max_tokens: e.tokens };
+  return JSON.stringify({ model: e.model, messages, ...maxTokens, ...(e.stream ? { stream: true } : {}) });
 }
 
 /** Whether any request of the world streams (time to first token is measured only then). */

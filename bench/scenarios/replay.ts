@@ -12,6 +12,9 @@
  *   --token-ms N      decode time per token on an idle GPU (default 10)
  *   --output-tokens A-B  each request generates A to B tokens (its own, from its prompt), at most its
  *                     `tokens` (max_tokens); default: exactly its `tokens`
+ *   --max-tokens omitted  clients leave max_tokens out (with --output-tokens A-B): each request
+ *                     generates A to B tokens whatever its `tokens`, and Sluice can only assume the
+ *                     model's default (policy defaultMaxTokens); default: sent
  *   --policy FILE     a JSON file with any of `tiers`, `defaults`, `tenants` (lib/policy schema)
  *                     replacing the defaults, to try other limits on the same traffic
  *
@@ -119,9 +122,21 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
   }
   const slots = pools ? [...pools.values()].reduce((a, b) => a + b, 0) : (intFlag(ctx.flags, 'gpu-slots') ?? 8);
   const limits = overlay.defaults ?? defaultLimits;
+  const outputs = outputTokensFlag(ctx.flags['output-tokens']);
+  const maxTokens = ctx.flags['max-tokens'] ?? 'sent';
+  if (maxTokens !== 'sent' && maxTokens !== 'omitted')
+    throw new Error(`--max-tokens: expected sent or omitted, got "${maxTokens}"`);
+  const omitsMaxTokens = maxTokens === 'omitted';
+  if (omitsMaxTokens && !('maxOutputTokens' in outputs))
+    throw new Error('--max-tokens omitted needs --output-tokens A-B: what the requests generate without one');
+  const trace = ctx.trace.map((e) => ({
+    ...e,
+    ...(pools ? {} : { model: LAB_MODEL }),
+    ...(omitsMaxTokens ? { omitsMaxTokens } : {}),
+  }));
   return {
     name: 'replay',
-    trace: pools ? ctx.trace : ctx.trace.map((e) => ({ ...e, model: LAB_MODEL })),
+    trace,
     ...(pools ? { pools: Object.fromEntries(pools) } : {}),
     accounts,
     tiers: tierSpecs,
@@ -134,7 +149,9 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
       baseTokenMs: intFlag(ctx.flags, 'token-ms') ?? 10,
       queueLimit: slots,
       maxQueueWaitMs: 5_000,
-      ...outputTokensFlag(ctx.flags['output-tokens']),
+      ...outputs,
+      // Without max_tokens a model stops where it wants to (up to its context), not at a default.
+      ...(omitsMaxTokens && 'maxOutputTokens' in outputs ? { defaultMaxTokens: outputs.maxOutputTokens } : {}),
     },
     bucketMs: 5_000,
   };

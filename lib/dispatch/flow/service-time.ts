@@ -12,9 +12,14 @@
  * tier, turns what a waiter asks into what it is expected to use (expectedTokens). Taken at
  * its word, a realtime request asking 1,024 tokens to use a few hundred counted as ten
  * times its work: requests were answered they could not start in time that would have.
+ * The share may pass 1: a client that leaves max_tokens out is estimated at the model's
+ * default and generates until the model stops, often far more; counted at the default, its
+ * calls looked short, lenders lent against them and realtime was trapped behind them.
  */
 
 const WEIGHT = 0.1;
+/** One call's share, at most: a slip of the estimate (a 1-token ask) must not swamp the average. */
+const MAX_USED_SHARE = 32;
 
 interface Running {
   readonly at: number;
@@ -40,7 +45,7 @@ export class ServiceTime {
   observeUse(model: string, tier: string, used: number, asked: number): void {
     if (!(asked > 0) || !(used >= 0)) return;
     const key = `${model}\n${tier}`;
-    const sample = Math.min(1, used / asked);
+    const sample = Math.min(MAX_USED_SHARE, used / asked);
     const prev = this.usedShare.get(key);
     this.usedShare.set(key, prev === undefined ? sample : prev + WEIGHT * (sample - prev));
   }

@@ -530,10 +530,10 @@ describe('flow control', () => {
     // share of the starts; a share of one call in eight is read as half, not as an eighth.
     const { clock, ask: here, flowControl, askOf } = setup({ slots: 8, maxWaiting: 2 });
     const there = askOf(flowControl(8));
-    // 300 tokens in 1 s: 3.3 ms a token, here.
+    // 100 tokens in 333 ms: 3.3 ms a token, here (and calls use what they ask).
     const learn = granted(await here('batch'));
-    await clock.advance(1_000);
-    await learn.release(300);
+    await clock.advance(333);
+    await learn.release(100);
     const mine = granted(await here('batch'));
     const asked = Array.from({ length: 7 }, () => there('batch'));
     await clock.advance(1);

@@ -34,9 +34,13 @@ describe("a model's observed speed", () => {
     expect(speed.expectedTokens('m', 'realtime', 1_000)).toBe(1_000);
     speed.observeUse('m', 'realtime', 100, 1_000);
     expect(speed.expectedTokens('m', 'realtime', 1_000)).toBe(100);
-    // A moving average, never above what was asked.
+    // A moving average, which may pass what was asked: a client that left max_tokens out was
+    // estimated at the model's default and generated more.
     speed.observeUse('m', 'realtime', 5_000, 1_000);
-    expect(speed.expectedTokens('m', 'realtime', 1_000)).toBeCloseTo(190);
+    expect(speed.expectedTokens('m', 'realtime', 1_000)).toBeCloseTo(590);
+    // One slip of the estimate (a call asked 1 token and used 10,000) counts 32 times what it asked at most.
+    speed.observeUse('m', 'offline', 10_000, 1);
+    expect(speed.expectedTokens('m', 'offline', 1_000)).toBe(32_000);
     expect(speed.expectedTokens('m', 'batch', 1_000)).toBe(1_000);
     expect(speed.expectedTokens('n', 'realtime', 1_000)).toBe(1_000);
   });
