@@ -5,7 +5,9 @@
  * `t` is milliseconds from the start of the trace (a number) or an ISO timestamp
  * (the first line's is the start); `tenant` is optional (default: the account);
  * `stream` is optional (default false): the client asks for an SSE stream, as a chat
- * UI does, and the lab measures its time to first token.
+ * UI does, and the lab measures its time to first token. `omits_max_tokens` is optional
+ * (default false): the client leaves max_tokens out, and the request generates what the
+ * simulated model wants to say (replay's --output-tokens) whatever its `tokens`.
  */
 import { z } from 'zod';
 import { PolicyName } from '../../lib/policy/schema.js';
@@ -199,6 +201,7 @@ const JsonlLine = z
     tier: PolicyName.optional(),
     tenant: PolicyName.optional(),
     stream: z.boolean().optional(),
+    omits_max_tokens: z.boolean().optional(),
   })
   .strict();
 
@@ -235,6 +238,7 @@ export function parseJsonlTrace(text: string): TraceEvent[] {
       ...(r.tier ? { tier: r.tier } : {}),
       ...(r.tenant ? { tenant: r.tenant } : {}),
       ...(r.stream ? { stream: true } : {}),
+      ...(r.omits_max_tokens ? { omitsMaxTokens: true } : {}),
     })),
   );
 }
@@ -251,6 +255,7 @@ export function toJsonl(trace: readonly TraceEvent[]): string {
           ...(e.tier ? { tier: e.tier } : {}),
           ...(e.tenant ? { tenant: e.tenant } : {}),
           ...(e.stream ? { stream: true } : {}),
+          ...(e.omitsMaxTokens ? { omits_max_tokens: true } : {}),
         }),
       )
       .join('\n') + '\n'

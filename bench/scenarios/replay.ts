@@ -127,8 +127,10 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
   if (maxTokens !== 'sent' && maxTokens !== 'omitted')
     throw new Error(`--max-tokens: expected sent or omitted, got "${maxTokens}"`);
   const omitsMaxTokens = maxTokens === 'omitted';
-  if (omitsMaxTokens && !('maxOutputTokens' in outputs))
-    throw new Error('--max-tokens omitted needs --output-tokens A-B: what the requests generate without one');
+  if ((omitsMaxTokens || ctx.trace.some((e) => e.omitsMaxTokens)) && !('maxOutputTokens' in outputs))
+    throw new Error(
+      'requests that leave max_tokens out (--max-tokens omitted, or omits_max_tokens in the trace) need --output-tokens A-B: what they generate without one',
+    );
   const trace = ctx.trace.map((e) => ({
     ...e,
     ...(pools ? {} : { model: LAB_MODEL }),
@@ -151,7 +153,7 @@ export function replayWorld(ctx: Pick<ScenarioContext, 'trace' | 'flags'>): Worl
       maxQueueWaitMs: 5_000,
       ...outputs,
       // Without max_tokens a model stops where it wants to (up to its context), not at a default.
-      ...(omitsMaxTokens && 'maxOutputTokens' in outputs ? { defaultMaxTokens: outputs.maxOutputTokens } : {}),
+      ...('maxOutputTokens' in outputs ? { defaultMaxTokens: outputs.maxOutputTokens } : {}),
     },
     bucketMs: 5_000,
   };

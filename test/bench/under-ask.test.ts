@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { outcomes, tierFairness } from '../../bench/lib/fairness.js';
 import { createRng } from '../../bench/lib/rng.js';
 import { runSluice } from '../../bench/lib/systems.js';
-import { burst, merge, poisson, type TraceEvent } from '../../bench/lib/trace.js';
+import { burst, merge, parseJsonlTrace, poisson, toJsonl, type TraceEvent } from '../../bench/lib/trace.js';
 import { requestBody } from '../../bench/lib/world.js';
 import { replayWorld } from '../../bench/scenarios/replay.js';
 
@@ -37,8 +37,24 @@ describe('clients that leave max_tokens out', () => {
     expect(JSON.parse(requestBody(w.trace[0]!, 0))).not.toHaveProperty('max_tokens');
     const sent = replayWorld({ trace: t, flags: {} });
     expect(JSON.parse(requestBody(sent.trace[0]!, 0))).toMatchObject({ max_tokens: 10 });
-    expect(() => replayWorld({ trace: t, flags: { 'max-tokens': 'omitted' } })).toThrow(/needs --output-tokens/);
+    expect(() => replayWorld({ trace: t, flags: { 'max-tokens': 'omitted' } })).toThrow(/need --output-tokens/);
     expect(() => replayWorld({ trace: t, flags: { 'max-tokens': 'none' } })).toThrow(/sent or omitted/);
+  });
+
+  it('a JSONL trace says it per request (omits_max_tokens), and replay then needs --output-tokens', () => {
+    const mixed = parseJsonlTrace(
+      '{"t":0,"account":"x","model":"m","tokens":5,"omits_max_tokens":true}\n{"t":5,"account":"y","model":"m","tokens":5,"omits_max_tokens":false}\n',
+    );
+    expect(mixed).toEqual([
+      { t: 0, account: 'x', model: 'm', tokens: 5, omitsMaxTokens: true },
+      { t: 5, account: 'y', model: 'm', tokens: 5 },
+    ]);
+    expect(parseJsonlTrace(toJsonl(mixed))).toEqual(mixed);
+    expect(() => replayWorld({ trace: mixed, flags: {} })).toThrow(
+      /omits_max_tokens in the trace\) need --output-tokens/,
+    );
+    const w = replayWorld({ trace: mixed, flags: { 'output-tokens': '20-40' } });
+    expect(w.trace.map((e) => 'max_tokens' in JSON.parse(requestBody(e, 0)))).toEqual([false, true]);
   });
 
   it('their calls are judged by what their tier used, more than the default', { timeout: 120_000 }, async () => {
