@@ -232,7 +232,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   const speed = new ServiceTime();
   /** The slot time a waiter's call is expected to take: what its tier's calls use of what they ask, at the model's speed. */
   const expectedMs = (model: string, w: Waiter<Entry>) =>
-    speed.estimateMs(model, speed.expectedTokens(model, w.key.tier, w.estimate));
+    speed.estimateMs(model, speed.expectedTokens(model, w.key, w.estimate));
   const slotsOf = (model: string, declared: Model) => (deps.slots ? deps.slots.slots(model, declared) : declared.slots);
   let seq = 0;
   let total = 0;
@@ -474,7 +474,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       let tokens = 0;
       let n = 0;
       for (const q of m.tiers.values())
-        for (const w of q.waiters()) ((tokens += speed.expectedTokens(m.model, w.key.tier, w.estimate)), n++);
+        for (const w of q.waiters()) ((tokens += speed.expectedTokens(m.model, w.key, w.estimate)), n++);
       const inUse = slotsInUse(m.inUse);
       // Beside other dispatchers the waiters here start at this dispatcher's share of the starts,
       // taken as its share of the calls. That share is read as at least half: a dispatcher just
@@ -532,7 +532,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         speed.ended(m.model, leaseId);
         if (!freesWorker) callsHoldingWorkers--;
         const used = usedTokens ?? w.estimate;
-        if (usedTokens !== undefined) speed.observeUse(m.model, w.key.tier, usedTokens, w.estimate);
+        if (usedTokens !== undefined) speed.observeUse(m.model, w.key, usedTokens, w.estimate);
         speed.observe(m.model, clock.now() - startedAt, used);
         q.correct(w.key, used - w.estimate);
         await store.releaseSlot(m.key, leaseId);
