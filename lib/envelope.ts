@@ -28,6 +28,11 @@ export const Envelope = z.object({
   /** Past this instant (ms since epoch) the request is answered `expired` instead of served. */
   deadline: z.number(),
   tokenEstimate: z.number().int().nonnegative(),
+  /**
+   * Of tokenEstimate, the prompt's: the dispatcher times prompt and output apart. Absent
+   * from messages an older edge enqueued: all of it then counts as output, the slower kind.
+   */
+  promptEstimate: z.number().int().nonnegative().optional(),
   /** Token windows charged at admission, so the dispatcher can reconcile them. */
   charged: z.array(z.object({ key: z.string(), windowStart: z.number() })),
   reservoirKey: z.string().optional(),

@@ -8,6 +8,8 @@
  * UI does, and the lab measures its time to first token. `omits_max_tokens` is optional
  * (default false): the client leaves max_tokens out, and the request generates what the
  * simulated model wants to say (replay's --output-tokens) whatever its `tokens`.
+ * `prompt_tokens` is optional (default: a few): how long its prompt is, as a request that
+ * carries retrieved documents sends thousands.
  */
 import { z } from 'zod';
 import { PolicyName } from '../../lib/policy/schema.js';
@@ -85,6 +87,8 @@ export interface TraceEvent {
    * default, and the simulated GPU generates what the model wants to say (its output length).
    */
   readonly omitsMaxTokens?: boolean;
+  /** Tokens of its prompt (default: a few): a retrieval-augmented request sends thousands. */
+  readonly promptTokens?: number;
 }
 
 export interface Source {
@@ -191,6 +195,9 @@ function event(source: Source, t: number, streams: () => boolean): TraceEvent {
   return streams() ? { ...e, stream: true } : e;
 }
 
+/** A prompt's tokens at most: four characters each, it stays under the edge's default body limit (1 MiB). */
+export const MAX_PROMPT_TOKENS = 200_000;
+
 const JsonlLine = z
   .object({
     t: z.union([z.number().nonnegative(), z.string().datetime({ offset: true })]),
@@ -202,6 +209,7 @@ const JsonlLine = z
     tenant: PolicyName.optional(),
     stream: z.boolean().optional(),
     omits_max_tokens: z.boolean().optional(),
+    prompt_tokens: z.number().int().positive().max(MAX_PROMPT_TOKENS).optional(),
   })
   .strict();
 
@@ -239,6 +247,7 @@ export function parseJsonlTrace(text: string): TraceEvent[] {
       ...(r.tenant ? { tenant: r.tenant } : {}),
       ...(r.stream ? { stream: true } : {}),
       ...(r.omits_max_tokens ? { omitsMaxTokens: true } : {}),
+      ...(r.prompt_tokens ? { promptTokens: r.prompt_tokens } : {}),
     })),
   );
 }
@@ -256,6 +265,7 @@ export function toJsonl(trace: readonly TraceEvent[]): string {
           ...(e.tenant ? { tenant: e.tenant } : {}),
           ...(e.stream ? { stream: true } : {}),
           ...(e.omitsMaxTokens ? { omits_max_tokens: true } : {}),
+          ...(e.promptTokens ? { prompt_tokens: e.promptTokens } : {}),
         }),
       )
       .join('\n') + '\n'

@@ -175,9 +175,14 @@ export function gpuSimOptions(world: World): Omit<GpuSimOptions, 'clock'> {
   };
 }
 
-/** The request body a trace event becomes: a short fixed prompt, `tokens` as max_tokens unless it omits it, and `stream` if it streams. */
+/**
+ * The request body a trace event becomes: a short prompt (or one of `promptTokens`, four
+ * characters a token), `tokens` as max_tokens unless it omits it, and `stream` if it streams.
+ */
 export function requestBody(e: TraceEvent, n: number): string {
-  const messages = [{ role: 'user', content: `lab request ${n}` }];
+  const head = `lab request ${n}`;
+  const content = e.promptTokens ? head.padEnd(e.promptTokens * 4, ' context') : head;
+  const messages = [{ role: 'user', content }];
   const maxTokens = e.omitsMaxTokens ? {} : { max_tokens: e.tokens };
   return JSON.stringify({ model: e.model, messages, ...maxTokens, ...(e.stream ? { stream: true } : {}) });
 }

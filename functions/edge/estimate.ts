@@ -31,25 +31,35 @@ function promptCount(prompt: unknown): number {
 
 const positive = (v: unknown): number | undefined => (typeof v === 'number' && v >= 0 ? v : undefined);
 
-export function estimateTokens(operation: Operation, body: Record<string, unknown>, defaultMaxTokens: number): number {
+/** Tokens charged at admission, split: the prompt's, and the most the request may generate. */
+export function estimateTokenParts(
+  operation: Operation,
+  body: Record<string, unknown>,
+  defaultMaxTokens: number,
+): { prompt: number; output: number } {
   switch (operation) {
     case 'embeddings':
-      return promptTokens(body.input);
+      return { prompt: promptTokens(body.input), output: 0 };
     case 'chat.completions': {
       const messages = body.messages as { content?: unknown; tool_calls?: unknown }[];
       const prompt = textTokens(messages.map((m) => [m.content ?? '', m.tool_calls ?? ''])) + optionalText(body.tools);
       const budget = positive(body.max_completion_tokens) ?? positive(body.max_tokens) ?? defaultMaxTokens;
-      return prompt + budget * (positive(body.n) ?? 1);
+      return { prompt, output: budget * (positive(body.n) ?? 1) };
     }
     case 'completions': {
       // max_completion_tokens is not a completions field: it passes through but budgets nothing.
       const budget = positive(body.max_tokens) ?? defaultMaxTokens;
       const choices = Math.max(positive(body.n) ?? 1, positive(body.best_of) ?? 1);
-      return promptTokens(body.prompt) + budget * choices * promptCount(body.prompt);
+      return { prompt: promptTokens(body.prompt), output: budget * choices * promptCount(body.prompt) };
     }
     case 'responses': {
       const prompt = textTokens(body.input) + optionalText(body.instructions) + optionalText(body.tools);
-      return prompt + (positive(body.max_output_tokens) ?? defaultMaxTokens);
+      return { prompt, output: positive(body.max_output_tokens) ?? defaultMaxTokens };
     }
   }
+}
+
+export function estimateTokens(operation: Operation, body: Record<string, unknown>, defaultMaxTokens: number): number {
+  const { prompt, output } = estimateTokenParts(operation, body, defaultMaxTokens);
+  return prompt + output;
 }

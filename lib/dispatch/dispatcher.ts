@@ -41,6 +41,8 @@ import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
 import { createFlowControl, type FlowControl, type FlowControlOptions } from './flow/scheduler.js';
 import { createModelCapacity, type SlotSource } from './flow/saturation.js';
+import type { Tokens } from './flow/service-time.js';
+import { tokensUsed } from './usage.js';
 
 export interface DispatcherOptions {
   /** Deliveries of one envelope before it fails for good. */
@@ -372,6 +374,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       model: envelope.model,
       deadline: effectiveDeadline(envelope, policy, clock.now()),
       estimate: envelope.tokenEstimate,
+      promptEstimate: envelope.promptEstimate ?? 0,
       liteTopic: message.liteTopic,
     });
     if (verdict.kind === 'expired') return expire(envelope);
@@ -437,7 +440,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     };
     const startedAt = clock.now();
     let reply: UpstreamReply | undefined;
-    let usage: number | undefined;
+    let usage: Tokens | undefined;
     let streamed = 0;
     let firstChunkAt: number | undefined; // the first chunk with generated text
     let callEndedAt: number | undefined;
@@ -448,7 +451,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
               streamed++;
               const json = safeJson(data);
               if (firstChunkAt === undefined && carriesText(json)) firstChunkAt = clock.now();
-              usage = totalTokens(json) ?? usage;
+              usage = tokensUsed(json) ?? usage;
               await results.appendChunk(envelope.id, data);
             })
           : await upstream.call(call);
@@ -457,7 +460,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       reply = { status: 503, json: undefined };
       log.warn({ id: envelope.id, upstream: call.baseUrl, err: String(error) }, 'upstream call failed');
     } finally {
-      await slot.release(usage ?? totalTokens(reply?.json));
+      await slot.release(usage ?? tokensUsed(reply?.json));
     }
     congestion.observe(envelope.model, {
       status: reply.status,
@@ -470,8 +473,9 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     };
 
     if (reply.status >= 200 && reply.status < 300) {
-      usage ??= totalTokens(reply.json);
-      await finish(envelope, { status: 'completed', httpStatus: reply.status, body: reply.json ?? null }, usage);
+      usage ??= tokensUsed(reply.json);
+      const used = usage && usage.prompt + usage.output;
+      await finish(envelope, { status: 'completed', httpStatus: reply.status, body: reply.json ?? null }, used);
       emit({
         type: 'completed',
         envelope,
@@ -516,14 +520,6 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function totalTokens(json: unknown): number | undefined {
-  // Responses-API stream events carry it on their `response`.
-  type Usage = { usage?: { total_tokens?: unknown } };
-  const j = json as (Usage & { response?: Usage }) | undefined;
-  const usage = j?.usage ?? j?.response?.usage;
-  return typeof usage?.total_tokens === 'number' ? usage.total_tokens : undefined;
 }
 
 /** A stream chunk with generated text: the opening chunk (role only) and usage chunks are not the first token. */

@@ -20,7 +20,7 @@ import { ApiError, modelNotFound } from '../errors.js';
 import type { AuthEnv } from '../middleware/auth.js';
 import { DEFAULT_MAX_BODY_DEPTH, limitBody, readJsonBody, requireJson } from '../middleware/json-body.js';
 import type { RequestIdEnv } from '../middleware/request-id.js';
-import { estimateTokens } from '../estimate.js';
+import { estimateTokenParts } from '../estimate.js';
 import { checkPublicBaseUrl, requestStatusUrl } from '../public-url.js';
 import { JSON_KEEPALIVE, SSE_KEEPALIVE, awaitKeepingAlive, within } from '../keepalive.js';
 import { endsWithDone, streamRelay } from '../relay.js';
@@ -55,7 +55,8 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     if (!model) throw modelNotFound(body.model);
     const account = c.get('account');
     const tier = own(policy.tiers, account.account.tier)!;
-    const tokenEstimate = estimateTokens(operation, body, model.defaultMaxTokens);
+    const estimate = estimateTokenParts(operation, body, model.defaultMaxTokens);
+    const tokenEstimate = estimate.prompt + estimate.output;
     const admission = await admit(deps.store, policy, {
       account,
       model: body.model,
@@ -119,6 +120,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
       enqueuedAt: now,
       deadline: now + tier.maxQueueWaitMs,
       tokenEstimate,
+      promptEstimate: estimate.prompt,
       charged: [...admission.charged],
       reservoirKey: admission.reservoirKey,
       paceFactor: admission.paceFactor,

@@ -39,7 +39,7 @@ import { createPaceHold } from './pace-hold.js';
 import { waitForRelease } from './release-spread.js';
 import type { SlotSource } from './saturation.js';
 import { SentBack } from './sent-back.js';
-import { ServiceTime } from './service-time.js';
+import { ServiceTime, type Tokens } from './service-time.js';
 import { PRESSED_SHARE_OF_WAIT, tierOrder } from './tier-order.js';
 
 export interface FlowControlOptions {
@@ -147,6 +147,8 @@ export interface SlotAsk {
   readonly deadline: number;
   /** Tokens the request is expected to use (prompt + max_tokens). */
   readonly estimate: number;
+  /** Of `estimate`, its prompt's: read far faster than output is generated (service-time.ts). */
+  readonly promptEstimate: number;
   /** The physical LiteTopic its message came from: sent back, it returns with it (lib/limits/send-back.ts). */
   readonly liteTopic: string;
 }
@@ -158,8 +160,8 @@ export interface Grant {
    * their share of the workers. Bounded by the slots, calls could otherwise take every worker.
    */
   readonly freesWorker: boolean;
-  /** Gives the slot back and charges the flow what the call really used. */
-  release(usedTokens: number | undefined): Promise<void>;
+  /** Gives the slot back and charges the flow what the call really used (unknown: what it asked). */
+  release(usedTokens: Tokens | undefined): Promise<void>;
 }
 
 /** A request sent back from a full room: Suspended `ms`, or, `late`, answered now with Retry-After `ms`. */
@@ -190,6 +192,8 @@ export interface FlowControl {
 
 interface Entry {
   readonly liteTopic: string;
+  /** What it asks: its prompt, and its max_tokens (the rest of its estimate). */
+  readonly asked: Tokens;
   settle(verdict: Verdict): void;
 }
 
@@ -230,9 +234,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   /** This dispatcher, as the gate tells askers apart (claims). */
   const asker = deps.newId();
   const speed = new ServiceTime();
-  /** The slot time a waiter's call is expected to take: what its tier's calls use of what they ask, at the model's speed. */
-  const expectedMs = (model: string, w: Waiter<Entry>) =>
-    speed.estimateMs(model, speed.expectedTokens(model, w.key, w.estimate));
+  /** The tokens a waiter's call is expected to use: its prompt, and what its flow's calls generate of what they ask. */
+  const expectedUse = (model: string, w: Waiter<Entry>): Tokens => ({
+    prompt: w.value.asked.prompt,
+    output: speed.expectedOutput(model, w.key, w.value.asked.output),
+  });
+  /** The slot time a waiter's call is expected to take, at the model's speed. */
+  const expectedMs = (model: string, w: Waiter<Entry>) => speed.estimateMs(model, expectedUse(model, w));
   const slotsOf = (model: string, declared: Model) => (deps.slots ? deps.slots.slots(model, declared) : declared.slots);
   let seq = 0;
   let total = 0;
@@ -469,20 +477,19 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     // Before the model's first completion, what its calls in flight already took: at the start of a
     // flood, sent back for the shortest Suspend, every request beyond the room came back many times
     // before the first call ended.
-    const perToken = speed.atLeastMs(m.model, 1, now);
-    if (perToken > 0) {
-      let tokens = 0;
-      let n = 0;
-      for (const q of m.tiers.values())
-        for (const w of q.waiters()) ((tokens += speed.expectedTokens(m.model, w.key, w.estimate)), n++);
+    let waitersMs = 0;
+    let n = 0;
+    for (const q of m.tiers.values())
+      for (const w of q.waiters()) ((waitersMs += speed.atLeastMs(m.model, expectedUse(m.model, w), now)), n++);
+    if (waitersMs > 0) {
       const inUse = slotsInUse(m.inUse);
       // Beside other dispatchers the waiters here start at this dispatcher's share of the starts,
       // taken as its share of the calls. That share is read as at least half: a dispatcher just
       // started, with a call or two, would otherwise send requests away many times too long.
       const own = Math.min(inUse, Math.max(m.calls.size, Math.ceil(inUse / 2)));
-      ms = Math.max(ms, (perToken * tokens) / Math.max(1, own));
+      ms = Math.max(ms, waitersMs / Math.max(1, own));
       // The schedule is every dispatcher's: its places are the model's starts, not this one's.
-      perStartMs = n > 0 ? (perToken * tokens) / n / Math.max(1, inUse) : 0;
+      perStartMs = waitersMs / n / Math.max(1, inUse);
     }
     const left = deadline - now;
     const worthMs = LATE_WORTH_SHARE_OF_WAIT * (gate.maxWaitMs.get(tier) ?? 0);
@@ -518,7 +525,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   function grantFor(m: ModelFlows, q: TierQueue<Entry>, w: Waiter<Entry>, leaseId: string): Grant {
     const startedAt = clock.now();
     m.calls.set(leaseId, startedAt + (expectedMs(m.model, w) ?? Infinity));
-    speed.started(m.model, leaseId, startedAt, w.estimate);
+    speed.started(m.model, leaseId, startedAt, w.value.asked);
     const freesWorker = workers !== undefined && callsHoldingWorkers >= callWorkers;
     if (!freesWorker) callsHoldingWorkers++;
     let released = false;
@@ -531,10 +538,10 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         m.calls.delete(leaseId);
         speed.ended(m.model, leaseId);
         if (!freesWorker) callsHoldingWorkers--;
-        const used = usedTokens ?? w.estimate;
-        if (usedTokens !== undefined) speed.observeUse(m.model, w.key, usedTokens, w.estimate);
+        const used = usedTokens ?? w.value.asked;
+        if (usedTokens !== undefined) speed.observeUse(m.model, w.key, usedTokens.output, w.value.asked.output);
         speed.observe(m.model, clock.now() - startedAt, used);
-        q.correct(w.key, used - w.estimate);
+        q.correct(w.key, used.prompt + used.output - w.estimate);
         await store.releaseSlot(m.key, leaseId);
         void pump(m);
       },
@@ -706,6 +713,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
           seq: ++seq,
           value: {
             liteTopic: ask.liteTopic,
+            asked: { prompt: ask.promptEstimate, output: Math.max(0, ask.estimate - ask.promptEstimate) },
             settle: (verdict) => {
               cancel?.();
               resolve(verdict);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateTokens } from '../../../functions/edge/estimate.js';
+import { estimateTokenParts, estimateTokens } from '../../../functions/edge/estimate.js';
 
 const msgs = [{ role: 'user', content: 'x'.repeat(40) }];
 
@@ -66,5 +66,17 @@ describe('estimateTokens', () => {
     expect(estimateTokens('responses', { model: 'm', input: 'x'.repeat(38), instructions: 'y'.repeat(38) }, 16)).toBe(
       base + 10,
     );
+  });
+
+  it('splits the prompt from the output budget, which the dispatcher times apart', () => {
+    const long = [{ role: 'user', content: 'x'.repeat(24_000) }];
+    const chat = estimateTokenParts('chat.completions', { model: 'm', messages: long, max_tokens: 150 }, 16);
+    expect(chat.output).toBe(150);
+    expect(chat.prompt).toBeGreaterThanOrEqual(6_000);
+    expect(chat.prompt + chat.output).toBe(
+      estimateTokens('chat.completions', { model: 'm', messages: long, max_tokens: 150 }, 16),
+    );
+    expect(estimateTokenParts('embeddings', { model: 'm', input: [1, 2, 3] }, 16)).toEqual({ prompt: 3, output: 0 });
+    expect(estimateTokenParts('responses', { model: 'm', input: 'hi' }, 16).output).toBe(16);
   });
 });

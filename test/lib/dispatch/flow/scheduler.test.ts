@@ -48,12 +48,16 @@ function setup(options: { maxWaiting?: number; slots?: number; workers?: number;
         model: 'm',
         deadline: clock.now() + 60_000,
         estimate: 100,
+        promptEstimate: 0,
         liteTopic: `lt-${topics++}`,
         ...over,
       });
   const flows = flowControl();
   return { clock, store, flows, ask: askOf(flows), flowControl, askOf };
 }
+
+/** A call's use: all output, as these asks are. */
+const out = (output: number) => ({ prompt: 0, output });
 
 const granted = (v: Verdict): Grant => {
   if (v.kind !== 'granted') throw new Error(`expected a grant, got ${JSON.stringify(v)}`);
@@ -70,15 +74,15 @@ async function fullRoomOfTwo(over: Partial<SlotAsk> = {}) {
   const { clock, ask } = t;
   const first = await Promise.all([ask('batch'), ask('batch')]);
   await clock.advance(1_000);
-  for (const v of first) await granted(v).release(100);
+  for (const v of first) await granted(v).release(out(100));
   const calls = await Promise.all([ask('batch', 't', 'a', over), ask('batch', 't', 'a', over)]);
   const waiting = [ask('batch', 't', 'a', over), ask('batch', 't', 'a', over)];
   await clock.advance(1);
   const end = async () => {
-    for (const c of calls) await granted(c).release(100);
+    for (const c of calls) await granted(c).release(out(100));
     for (const w of waiting)
       void w.then(async (v) => {
-        if (v.kind === 'granted') await v.grant.release(100);
+        if (v.kind === 'granted') await v.grant.release(out(100));
       });
     await clock.advance(1);
   };
@@ -104,14 +108,14 @@ describe('flow control', () => {
     await clock.advance(1);
     const realtime = ask('realtime');
     await clock.advance(1);
-    await granted(batch[0]!).release(100);
+    await granted(batch[0]!).release(out(100));
     await clock.advance(1);
     expect((await realtime).kind).toBe('granted');
     let second: Verdict | undefined;
     void moreBatch.then((v) => (second = v));
     await clock.advance(1);
     expect(second).toBeUndefined();
-    await granted(batch[1]!).release(100);
+    await granted(batch[1]!).release(out(100));
     await clock.advance(1);
     expect(second?.kind).toBe('granted');
   });
@@ -120,7 +124,7 @@ describe('flow control', () => {
     const { clock, ask } = setup();
     const first = granted(await ask('batch', 'f', 'fill', { estimate: 100 }));
     await clock.advance(1_000);
-    await first.release(100); // the model's speed: 10 ms per token
+    await first.release(out(100)); // the model's speed: 10 ms per token
     await clock.advance(1);
     const fill = (
       await Promise.all(
@@ -132,7 +136,7 @@ describe('flow control', () => {
     void ask('batch', 't', 'beside', { estimate: 190 }).then(() => order.push('beside'));
     void ask('batch', 't', 'in-gap', { estimate: 100 }).then(() => order.push('in-gap'));
     await clock.advance(200);
-    await fill[0]!.release(20);
+    await fill[0]!.release(out(20));
     await clock.advance(1);
     // Ends due then: 0.1 s, then nothing until 1.8 s. The call ending at 1 s splits that gap.
     expect(order).toEqual(['in-gap']);
@@ -180,7 +184,7 @@ describe('flow control', () => {
     expect(started).toEqual([]);
     for (const h of holders) {
       // Many tokens for the time held: batch's calls look short, so realtime keeps no headroom from them.
-      await granted(h).release(10_000);
+      await granted(h).release(out(10_000));
       await clock.advance(1);
     }
     expect(started).toHaveLength(8);
@@ -210,7 +214,7 @@ describe('flow control', () => {
     // Teach it the model's speed: 100 tokens held a slot 1 s.
     const first = await Promise.all(Array.from({ length: o.peak }, () => ask('realtime', 'r', 'r')));
     await clock.advance(1_000);
-    for (const v of first) await granted(v).release(100);
+    for (const v of first) await granted(v).release(out(100));
     const holding = await Promise.all(Array.from({ length: o.holding ?? 1 }, () => ask('realtime', 'r', 'r')));
     await clock.advance(o.afterMs ?? 0);
     let started = 0;
@@ -220,7 +224,7 @@ describe('flow control', () => {
       );
     await clock.advance(1);
     const before = started;
-    for (const h of holding) await granted(h).release(100);
+    for (const h of holding) await granted(h).release(out(100));
     return before;
   }
 
@@ -247,7 +251,7 @@ describe('flow control', () => {
     // Teach it the model's speed: 100 tokens held the slot 1 s.
     const first = granted(await ask('batch'));
     await clock.advance(1_000);
-    await first.release(100);
+    await first.release(out(100));
     const busy = granted(await ask('batch'));
     // Heavier work ahead of it, whatever its deadline.
     for (let i = 0; i < 5; i++) void ask('realtime');
@@ -255,7 +259,7 @@ describe('flow control', () => {
     const late = await ask('batch', 't', 'a', { deadline: clock.now() + 2_000 });
     expect(late.kind).toBe('late');
     if (late.kind === 'late') expect(late.retryAfterMs).toBeGreaterThanOrEqual(4_000);
-    await busy.release(100);
+    await busy.release(out(100));
   });
 
   it("counts the work ahead at what its tier's calls use of what they ask, not at max_tokens", async () => {
@@ -263,7 +267,7 @@ describe('flow control', () => {
     // Realtime calls ask 1,000 tokens and use 100: 10 ms a token, a tenth of what they ask.
     const first = granted(await ask('realtime', 't', 'a', { estimate: 1_000 }));
     await clock.advance(1_000);
-    await first.release(100);
+    await first.release(out(100));
     const busy = granted(await ask('realtime', 't', 'a', { estimate: 1_000 }));
     const ahead = ask('realtime', 't', 'a', { estimate: 1_000, deadline: clock.now() + 9_000 });
     await clock.advance(1);
@@ -273,8 +277,8 @@ describe('flow control', () => {
     void next.then((v) => (verdict = v));
     await clock.advance(1);
     expect(verdict).toBeUndefined();
-    await busy.release(100);
-    for (const w of [ahead, next]) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+    await busy.release(out(100));
+    for (const w of [ahead, next]) void w.then((v) => (v.kind === 'granted' ? v.grant.release(out(100)) : undefined));
     await clock.advance(1);
   });
 
@@ -295,9 +299,9 @@ describe('flow control', () => {
     expect((await batch).kind).toBe('suspend');
     // Same weight, both pressing: the newcomer goes back, earlier deadline or not.
     expect((await ask('batch', 't', 'a', { deadline: clock.now() + 30_000 })).kind).toBe('suspend');
-    await holder.release(100);
+    await holder.release(out(100));
     const next = granted(await realtime);
-    await next.release(100);
+    await next.release(out(100));
     expect((await urgent).kind).toBe('granted');
   });
 
@@ -318,11 +322,11 @@ describe('flow control', () => {
     expect((await crowd[1]!).kind).toBe('suspend');
     // Every account now holds one: a fourth goes back rather than take a lone request's place.
     expect((await ask('batch', 'fourth', 'f', { deadline: clock.now() + 250_000 })).kind).toBe('suspend');
-    await holder.release(100);
+    await holder.release(out(100));
     const next = granted(await crowd[0]!);
-    await next.release(100);
+    await next.release(out(100));
     await clock.advance(1);
-    for (const w of [steady, third]) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+    for (const w of [steady, third]) void w.then((v) => (v.kind === 'granted' ? v.grant.release(out(100)) : undefined));
   });
 
   it("starts a request of a model with a free slot however full the room is with another model's backlog", async () => {
@@ -341,8 +345,8 @@ describe('flow control', () => {
     for (const w of backlog) void w.then((v) => settled.push(v.kind));
     await clock.advance(1);
     expect(settled).toEqual([]);
-    for (const c of [...calls.map(granted), ...other]) await c.release(100);
-    for (const w of backlog) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+    for (const c of [...calls.map(granted), ...other]) await c.release(out(100));
+    for (const w of backlog) void w.then((v) => (v.kind === 'granted' ? v.grant.release(out(100)) : undefined));
     await clock.advance(1);
   });
 
@@ -361,9 +365,9 @@ describe('flow control', () => {
     // At its share (two of four places), n's next goes back, and so does m's: neither takes the other's place.
     expect((await ask('batch', 't', 'a', { ...later, model: 'n' })).kind).toBe('suspend');
     expect((await ask('batch', 't', 'a', later)).kind).toBe('suspend');
-    for (const c of calls) await c.release(100);
+    for (const c of calls) await c.release(out(100));
     for (const w of [...backlog, ...fromN])
-      void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+      void w.then((v) => (v.kind === 'granted' ? v.grant.release(out(100)) : undefined));
     await clock.advance(1);
   });
 
@@ -379,11 +383,11 @@ describe('flow control', () => {
     const realtime = ask('realtime');
     await clock.advance(1);
     expect(flows.waiting()).toBe(6);
-    for (const c of calls) await granted(c).release(100);
+    for (const c of calls) await granted(c).release(out(100));
     expect((await realtime).kind).toBe('granted');
     for (const w of waiters)
       void w.then(async (v) => {
-        if (v.kind === 'granted') await v.grant.release(100);
+        if (v.kind === 'granted') await v.grant.release(out(100));
       });
     await clock.advance(1);
   });
@@ -401,13 +405,13 @@ describe('flow control', () => {
     expect(flows.waiting()).toBe(6);
     expect((await ask('batch')).kind).toBe('suspend');
     // A call that held its worker ends: its place goes to the next, which holds one again.
-    await calls[0]!.release(100);
+    await calls[0]!.release(out(100));
     const next = granted(await waiters[0]!);
     expect(next.freesWorker).toBe(false);
-    for (const c of [...calls.slice(1), next]) await c.release(100);
+    for (const c of [...calls.slice(1), next]) await c.release(out(100));
     for (const w of waiters.slice(1))
       void w.then(async (v) => {
-        if (v.kind === 'granted') await v.grant.release(100);
+        if (v.kind === 'granted') await v.grant.release(out(100));
       });
     await clock.advance(1);
   });
@@ -445,8 +449,8 @@ describe('flow control', () => {
     const later = await ask('batch');
     if (later.kind !== 'suspend') throw new Error(`expected a Suspend, got ${JSON.stringify(later)}`);
     expect(later.ms).toBeGreaterThanOrEqual(1_990);
-    for (const c of calls) await c.release(100);
-    for (const w of waiting) void w.then((v) => (v.kind === 'granted' ? v.grant.release(100) : undefined));
+    for (const c of calls) await c.release(out(100));
+    for (const w of waiting) void w.then((v) => (v.kind === 'granted' ? v.grant.release(out(100)) : undefined));
     await clock.advance(1);
   });
 
@@ -533,7 +537,7 @@ describe('flow control', () => {
     // 100 tokens in 333 ms: 3.3 ms a token, here (and calls use what they ask).
     const learn = granted(await here('batch'));
     await clock.advance(333);
-    await learn.release(100);
+    await learn.release(out(100));
     const mine = granted(await here('batch'));
     const asked = Array.from({ length: 7 }, () => there('batch'));
     await clock.advance(1);
@@ -546,11 +550,11 @@ describe('flow control', () => {
     // 83 ms: back too soon to a room still full; over this one call, 667 ms). In whole ms, as
     // the broker's Suspend takes them and a trace shows them.
     expect(back.ms).toBe(167);
-    await mine.release(100);
-    for (const v of theirs) await granted(v).release(100);
+    await mine.release(out(100));
+    for (const v of theirs) await granted(v).release(out(100));
     for (const w of waiting)
       void w.then(async (v) => {
-        if (v.kind === 'granted') await v.grant.release(100);
+        if (v.kind === 'granted') await v.grant.release(out(100));
       });
     await clock.advance(1);
   });
@@ -561,7 +565,7 @@ describe('flow control', () => {
     const waiting = ask('batch', 't', 'a', { deadline: clock.now() + 500 });
     await clock.advance(600);
     expect(await waiting).toEqual({ kind: 'expired' });
-    await holder.release(100);
+    await holder.release(out(100));
   });
 });
 
@@ -597,6 +601,7 @@ describe('flow control, a waiter that leaves while the gate answers', () => {
         model: 'm',
         deadline: clock.now() + deadlineIn,
         estimate: 100,
+        promptEstimate: 0,
         liteTopic: 'lt',
       });
 
