@@ -460,7 +460,8 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       reply = { status: 503, json: undefined };
       log.warn({ id: envelope.id, upstream: call.baseUrl, err: String(error) }, 'upstream call failed');
     } finally {
-      await slot.release(usage ?? tokensUsed(reply?.json));
+      usage ??= tokensUsed(reply?.json);
+      await slot.release(usage);
     }
     congestion.observe(envelope.model, {
       status: reply.status,
@@ -473,7 +474,6 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     };
 
     if (reply.status >= 200 && reply.status < 300) {
-      usage ??= tokensUsed(reply.json);
       const used = usage && usage.prompt + usage.output;
       await finish(envelope, { status: 'completed', httpStatus: reply.status, body: reply.json ?? null }, used);
       emit({

@@ -477,10 +477,10 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     // Before the model's first completion, what its calls in flight already took: at the start of a
     // flood, sent back for the shortest Suspend, every request beyond the room came back many times
     // before the first call ended.
+    const msOf = speed.atLeast(m.model, now);
     let waitersMs = 0;
     let n = 0;
-    for (const q of m.tiers.values())
-      for (const w of q.waiters()) ((waitersMs += speed.atLeastMs(m.model, expectedUse(m.model, w), now)), n++);
+    for (const q of m.tiers.values()) for (const w of q.waiters()) ((waitersMs += msOf(expectedUse(m.model, w))), n++);
     if (waitersMs > 0) {
       const inUse = slotsInUse(m.inUse);
       // Beside other dispatchers the waiters here start at this dispatcher's share of the starts,

@@ -72,8 +72,12 @@ interface Running {
   readonly tokens: Tokens;
 }
 
-function average(prev: number | undefined, sample: number): number {
-  return prev === undefined ? sample : prev + WEIGHT * (sample - prev);
+function average(prev: number | undefined, sample: number, weight = WEIGHT): number {
+  return prev === undefined ? sample : prev + weight * (sample - prev);
+}
+
+function tierKeyOf(model: string, tier: string): string {
+  return `${model}\n${tier}`;
 }
 
 /**
@@ -85,12 +89,15 @@ function average(prev: number | undefined, sample: number): number {
  * not start in time.
  */
 function askKeyOf(model: string, tier: string, asked: number): string {
-  return `${model}\n${tier}\n${Math.round(Math.log2(asked))}`;
+  return `${tierKeyOf(model, tier)}\n${Math.round(Math.log2(asked))}`;
 }
 
 function flowKeyOf(model: string, who: Asker): string {
-  return `${model}\n${who.tier}\n${who.tenant}\n${who.account}`;
+  return `${tierKeyOf(model, who.tier)}\n${who.tenant}\n${who.account}`;
 }
+
+const slotMs = (rates: { perPrompt: number; perOutput: number }, t: Tokens) =>
+  rates.perPrompt * t.prompt + rates.perOutput * t.output;
 
 /** Output tokens a call's time is worth at the prior ratio: what bounds its pace before any fit. */
 const priorTokens = (t: Tokens) => PRIOR_PROMPT_RATIO * t.prompt + t.output;
@@ -109,6 +116,8 @@ export class MovingFit {
   private py = 0;
   private oy = 0;
   private seen = false;
+  /** The last solution, until the next call: estimates read it for every waiter. */
+  private solved: { perPrompt: number; perOutput: number } | undefined;
 
   add(t: Tokens, ms: number): void {
     const w = this.seen ? WEIGHT : 1;
@@ -119,11 +128,16 @@ export class MovingFit {
     this.py = mix(this.py, t.prompt * ms);
     this.oy = mix(this.oy, t.output * ms);
     this.seen = true;
+    this.solved = undefined;
   }
 
   /** ms per prompt token and per output token, or undefined before any call. */
   rates(): { perPrompt: number; perOutput: number } | undefined {
     if (!this.seen) return undefined;
+    return (this.solved ??= this.solve());
+  }
+
+  private solve(): { perPrompt: number; perOutput: number } {
     const r = PRIOR_PROMPT_RATIO;
     // The penalty's matrix is singular only along a = r·b; the calls' only along a ratio of
     // token counts, never negative: their sum is invertible.
@@ -165,13 +179,13 @@ export class ServiceTime {
   observeUse(model: string, who: Asker, used: number, asked: number): void {
     if (!(asked > 0) || !(used >= 0)) return;
     const sample = Math.min(MAX_USED_SHARE, used / asked);
-    for (const key of [`${model}\n${who.tier}`, askKeyOf(model, who.tier, asked)])
+    for (const key of [tierKeyOf(model, who.tier), askKeyOf(model, who.tier, asked)])
       this.usedShare.set(key, average(this.usedShare.get(key), sample));
     const flowKey = flowKeyOf(model, who);
     const prev = this.flowShare.get(flowKey);
     const calls = Math.min(FLOW_CALLS_TRUSTED, (prev?.calls ?? 0) + 1);
     // A plain mean over its first calls, a moving average after: one call's length is not its flow's.
-    const share = prev === undefined ? sample : prev.share + Math.max(WEIGHT, 1 / calls) * (sample - prev.share);
+    const share = average(prev?.share, sample, Math.max(WEIGHT, 1 / calls));
     this.flowShare.delete(flowKey);
     this.flowShare.set(flowKey, { share, calls });
     if (this.flowShare.size > MAX_FLOW_SHARES) this.flowShare.delete(this.flowShare.keys().next().value!);
@@ -183,7 +197,7 @@ export class ServiceTime {
    */
   expectedOutput(model: string, who: Asker, asked: number): number {
     const tier =
-      this.usedShare.get(askKeyOf(model, who.tier, asked)) ?? this.usedShare.get(`${model}\n${who.tier}`) ?? 1;
+      this.usedShare.get(askKeyOf(model, who.tier, asked)) ?? this.usedShare.get(tierKeyOf(model, who.tier)) ?? 1;
     const flow = this.flowShare.get(flowKeyOf(model, who));
     if (!flow) return asked * tier;
     return asked * ((flow.calls * flow.share + TIER_PRIOR_CALLS * tier) / (flow.calls + TIER_PRIOR_CALLS));
@@ -204,20 +218,20 @@ export class ServiceTime {
   /** Expected slot time of a call of `tokens`, or undefined before the model's first completion. */
   estimateMs(model: string, tokens: Tokens): number | undefined {
     const rates = this.fits.get(model)?.rates();
-    return rates && rates.perPrompt * tokens.prompt + rates.perOutput * tokens.output;
+    return rates && slotMs(rates, tokens);
   }
 
   /**
-   * The expected slot time of a call of `tokens`; before the first completion, the least it can
-   * be given the calls in flight at `now`, at the prior ratio of the rates (0 with none, or none
-   * begun yet).
+   * The expected slot time of a call, as a function of its tokens; before the first completion,
+   * the least it can be given the calls in flight at `now`, at the prior ratio of the rates (0
+   * with none, or none begun yet). One function for many calls: the calls in flight are read once.
    */
-  atLeastMs(model: string, tokens: Tokens, now: number): number {
-    const known = this.estimateMs(model, tokens);
-    if (known !== undefined) return known;
+  atLeast(model: string, now: number): (tokens: Tokens) => number {
+    const rates = this.fits.get(model)?.rates();
+    if (rates) return (t) => slotMs(rates, t);
     let rate = 0;
     for (const call of this.running.get(model)?.values() ?? [])
       rate = Math.max(rate, (now - call.at) / priorTokens(call.tokens));
-    return rate * priorTokens(tokens);
+    return (t) => rate * priorTokens(t);
   }
 }

@@ -55,21 +55,21 @@ describe("a model's observed speed", () => {
 
   it('before the first completion, is at least what the slowest call in flight already took, at the prior ratio', () => {
     const speed = new ServiceTime();
-    expect(speed.atLeastMs('m', out(100), 0)).toBe(0);
+    expect(speed.atLeast('m', 0)(out(100))).toBe(0);
     speed.started('m', 'a', 0, out(100));
     speed.started('m', 'b', 500, out(10));
     // At 1 s: a took 10 ms a token at least, b 50.
-    expect(speed.atLeastMs('m', out(100), 1_000)).toBe(5_000);
+    expect(speed.atLeast('m', 1_000)(out(100))).toBe(5_000);
     speed.ended('m', 'b');
-    expect(speed.atLeastMs('m', out(100), 1_000)).toBe(1_000);
+    expect(speed.atLeast('m', 1_000)(out(100))).toBe(1_000);
     // A prompt token counts PRIOR_PROMPT_RATIO of an output token.
-    expect(speed.atLeastMs('m', { prompt: 10_000, output: 0 }, 1_000)).toBeCloseTo(1_000 * 100 * PRIOR_PROMPT_RATIO);
+    expect(speed.atLeast('m', 1_000)({ prompt: 10_000, output: 0 })).toBeCloseTo(1_000 * 100 * PRIOR_PROMPT_RATIO);
     expect(speed.estimateMs('m', out(100))).toBeUndefined();
     // Another model's calls say nothing of this one.
-    expect(speed.atLeastMs('n', out(100), 1_000)).toBe(0);
+    expect(speed.atLeast('n', 1_000)(out(100))).toBe(0);
     // Once a call completed, its fit is the estimate.
     speed.observe('m', 2_000, out(100));
-    expect(speed.atLeastMs('m', out(100), 60_000)).toBeCloseTo(2_000);
+    expect(speed.atLeast('m', 60_000)(out(100))).toBeCloseTo(2_000);
   });
 
   it("learns per model and flow the share of what calls ask that they use, the tier's until the flow has one", () => {
