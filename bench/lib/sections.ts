@@ -5,7 +5,15 @@
  */
 import { BASELINES, baselineGpuOptions, tierPriority } from './baselines.js';
 import type { Comparison } from './compare.js';
-import { feltTable, overviewTable, reasonsTable, tierTable, versusTable, waitSplitTable } from './tables.js';
+import {
+  feltTable,
+  overviewTable,
+  reasonsTable,
+  tierTable,
+  versusTable,
+  waitSplitTable,
+  deliveriesTable,
+} from './tables.js';
 import { feltFigureSpecs, headlineOf, type FigureSpec } from './versus.js';
 import { tierOf } from './systems.js';
 import { worldPolicy, type World } from './world.js';
@@ -68,5 +76,6 @@ export function comparisonTables(c: Comparison, extra: readonly FigureSpec[] = [
     tierTable(c),
     reasonsTable(c),
     waitSplitTable(c),
+    deliveriesTable(c),
   ];
 }

@@ -193,6 +193,44 @@ export function waitSplitTable(c: Comparison): Table {
   };
 }
 
+/**
+ * How many times the engine delivered Sluice's served requests, per tier: deliveries per request,
+ * and the ones after the first per request by what came before each (deliveries per completed
+ * request is a bar of issue 12; this says which tier and which cause make it).
+ */
+export function deliveriesTable(c: Comparison): Table {
+  const rows: (string | number)[][] = [];
+  for (const tier of c.world.tiers) {
+    const d = c.sluice.tiers[tier]?.waitSplit?.deliveries;
+    if (!d) continue;
+    const a = d.again;
+    rows.push([
+      tier,
+      d.mean.toFixed(3),
+      d.p50,
+      d.p99,
+      d.max,
+      ...[a.capacity, a.pace, a.paused, a.other, a.inHand].map((x) => x.toFixed(3)),
+    ]);
+  }
+  return {
+    title: `deliveries per served request (Sluice, ${c.engine.name} engine): all, and those after the first per request by what came before`,
+    columns: [
+      'tier',
+      'mean',
+      'p50',
+      'p99',
+      'max',
+      'Suspend: capacity',
+      'Suspend: pace',
+      'Suspend: paused',
+      'failure / other',
+      'again in hand',
+    ],
+    rows: rows.length ? rows : [['(none served)', '', '', '', '', '', '', '', '', '']],
+  };
+}
+
 export function renderTable(t: Table): string {
   const cells = [t.columns.map(String), ...t.rows.map((r) => r.map(String))];
   const widths = t.columns.map((_, i) => cells.reduce((w, r) => Math.max(w, (r[i] ?? '').length), 0));

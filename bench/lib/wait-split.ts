@@ -26,9 +26,19 @@ export interface WaitTrace {
   startedAt?: number;
   upstream?: number;
   firstToken?: number;
+  /** Deliveries after the first, by what came before: a Suspend or a failure (by cause), or none (in hand). */
+  readonly again: Record<AgainCause, number>;
   /** When and why it last went back to its LiteTopic (lab-side, so right across dispatchers). */
   parked?: { at: number; cause: keyof WaitTrace['away'] };
 }
+
+/**
+ * Why a request was delivered once more: it came back from a Suspend (pace, capacity,
+ * paused) or a failure's backoff (other), or the engine gave it again while a dispatcher
+ * still held it (`inHand`: its invisible time ran out, as under a call that outlasts it).
+ */
+export const AGAIN_CAUSES = ['pace', 'capacity', 'paused', 'other', 'inHand'] as const;
+export type AgainCause = (typeof AGAIN_CAUSES)[number];
 
 export type WaitState =
   | 'in its LiteTopic, not delivered yet'
@@ -76,6 +86,12 @@ export interface WaitSplitFigures {
   readonly parts: Readonly<Record<SplitPart, PartFigures>>;
   /** Streams: from the GPU call's start to its first generated text. */
   readonly firstTokenMs?: Percentiles;
+  /** Deliveries per request (the first and every one after), and of those after the first, how many per request by cause. */
+  readonly deliveries: Percentiles & { readonly mean: number; readonly again: Readonly<Record<AgainCause, number>> };
+}
+
+function noneAgain(): Record<AgainCause, number> {
+  return { pace: 0, capacity: 0, paused: 0, other: 0, inHand: 0 };
 }
 
 /** Follows dispatcher events per request id; `trace(id)` is the live record for it. */
@@ -84,7 +100,8 @@ export class WaitTracker {
 
   trace(id: string): WaitTrace {
     let t = this.traces.get(id);
-    if (!t) this.traces.set(id, (t = { away: { pace: 0, capacity: 0, paused: 0, other: 0 }, slot: 0 }));
+    if (!t)
+      this.traces.set(id, (t = { away: { pace: 0, capacity: 0, paused: 0, other: 0 }, slot: 0, again: noneAgain() }));
     return t;
   }
 
@@ -111,7 +128,10 @@ export class WaitTracker {
     switch (event.type) {
       case 'delivered':
         if (t.broker === undefined) t.broker = now - event.envelope.enqueuedAt;
-        else if (t.parked) t.away[t.parked.cause] += now - t.parked.at;
+        else if (t.parked) {
+          t.away[t.parked.cause] += now - t.parked.at;
+          t.again[t.parked.cause] += 1;
+        } else t.again.inHand += 1;
         t.parked = undefined;
         break;
       case 'suspended':
@@ -158,12 +178,17 @@ export function waitSplitFigures(
 ): WaitSplitFigures | undefined {
   const splits: Record<SplitPart, number>[] = [];
   const firstTokens: number[] = [];
+  const deliveries: number[] = [];
+  const again = noneAgain();
   for (const a of served) {
     if (!a.wait || a.answeredAt === undefined) continue;
     const s = splitOf(a.wait, a.sentAt, a.answeredAt);
     if (!s) continue;
     splits.push(s);
     if (a.wait.firstToken !== undefined) firstTokens.push(a.wait.firstToken);
+    let n = 1;
+    for (const cause of AGAIN_CAUSES) ((n += a.wait.again[cause]), (again[cause] += a.wait.again[cause]));
+    deliveries.push(n);
   }
   if (splits.length === 0) return undefined;
   const total = splits.reduce((sum, s) => sum + SPLIT_PARTS.reduce((x, p) => x + s[p], 0), 0);
@@ -172,5 +197,16 @@ export function waitSplitFigures(
     const values = splits.map((s) => s[p]);
     parts[p] = { ...percentiles(values), share: total > 0 ? round(values.reduce((x, v) => x + v, 0) / total, 4) : 0 };
   }
-  return { n: splits.length, parts, ...(firstTokens.length ? { firstTokenMs: percentiles(firstTokens) } : {}) };
+  const perRequest = (x: number) => round(x / splits.length, 3);
+  const delivered = {
+    ...percentiles(deliveries),
+    mean: perRequest(deliveries.reduce((x, v) => x + v, 0)),
+    again: Object.fromEntries(AGAIN_CAUSES.map((c) => [c, perRequest(again[c])])) as Record<AgainCause, number>,
+  };
+  return {
+    n: splits.length,
+    parts,
+    ...(firstTokens.length ? { firstTokenMs: percentiles(firstTokens) } : {}),
+    deliveries: delivered,
+  };
 }

@@ -201,7 +201,15 @@ describe('the table', () => {
     };
     const text = renderTable(
       loopSplitTable('split', [
-        { label: 'A', engine: 'real', split: { n: 1, parts } },
+        {
+          label: 'A',
+          engine: 'real',
+          split: {
+            n: 1,
+            parts,
+            deliveries: { ...zero, mean: 1, again: { pace: 0, capacity: 0, paused: 0, other: 0, inHand: 0 } },
+          },
+        },
         { label: 'A', engine: 'embedded', split: undefined },
       ]),
     );

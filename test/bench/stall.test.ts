@@ -111,6 +111,7 @@ describe('the diagnosis', () => {
             where: { state: 'held in flow control for a GPU slot', since: 2_000 },
             away: { pace: 0, capacity: 0, paused: 0, other: 0 },
             slot: 0,
+            again: { pace: 0, capacity: 0, paused: 0, other: 0, inHand: 0 },
           },
         },
         {
@@ -120,7 +121,12 @@ describe('the diagnosis', () => {
           tenant: 'acme',
           sentAt: 1_500,
           admittedAt: 1_500,
-          wait: { liteTopic: 'batch-acme-m', away: { pace: 0, capacity: 0, paused: 0, other: 0 }, slot: 0 },
+          wait: {
+            liteTopic: 'batch-acme-m',
+            away: { pace: 0, capacity: 0, paused: 0, other: 0 },
+            slot: 0,
+            again: { pace: 0, capacity: 0, paused: 0, other: 0, inHand: 0 },
+          },
         },
         {
           request: 3,
@@ -134,6 +140,7 @@ describe('the diagnosis', () => {
             where: { state: 'suspended: paused', since: 4_000 },
             away: { pace: 0, capacity: 0, paused: 0, other: 0 },
             slot: 0,
+            again: { pace: 0, capacity: 0, paused: 0, other: 0, inHand: 0 },
           },
         },
       ],
