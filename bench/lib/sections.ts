@@ -6,13 +6,13 @@
 import { BASELINES, baselineGpuOptions, tierPriority } from './baselines.js';
 import type { Comparison } from './compare.js';
 import {
+  deliveriesTable,
   feltTable,
   overviewTable,
   reasonsTable,
   tierTable,
   versusTable,
   waitSplitTable,
-  deliveriesTable,
 } from './tables.js';
 import { feltFigureSpecs, headlineOf, type FigureSpec } from './versus.js';
 import { tierOf } from './systems.js';

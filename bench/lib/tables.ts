@@ -4,7 +4,7 @@ import type { Comparison, SystemReport } from './compare.js';
 import type { Percentiles } from './recorder.js';
 import { compareFigure, ms, pct, type FigureSpec } from './versus.js';
 import type { Table } from '../scenarios/types.js';
-import { SPLIT_PARTS, type SplitPart } from './wait-split.js';
+import { AGAIN_CAUSES, SPLIT_PARTS, type AgainCause, type SplitPart } from './wait-split.js';
 
 /** Every system of a comparison, baselines first, each with its table label. */
 export function systems(c: Comparison): [string, SystemReport][] {
@@ -193,6 +193,15 @@ export function waitSplitTable(c: Comparison): Table {
   };
 }
 
+/** The deliveries table's column for each cause, in AGAIN_CAUSES order. */
+const AGAIN_NAMES: Readonly<Record<AgainCause, string>> = {
+  capacity: 'Suspend: capacity',
+  pace: 'Suspend: pace',
+  paused: 'Suspend: paused',
+  other: 'failure / other',
+  inHand: 'again in hand',
+};
+
 /**
  * How many times the engine delivered Sluice's served requests, per tier: deliveries per request,
  * and the ones after the first per request by what came before each (deliveries per completed
@@ -203,31 +212,20 @@ export function deliveriesTable(c: Comparison): Table {
   for (const tier of c.world.tiers) {
     const d = c.sluice.tiers[tier]?.waitSplit?.deliveries;
     if (!d) continue;
-    const a = d.again;
     rows.push([
       tier,
       d.mean.toFixed(3),
       d.p50,
       d.p99,
       d.max,
-      ...[a.capacity, a.pace, a.paused, a.other, a.inHand].map((x) => x.toFixed(3)),
+      ...AGAIN_CAUSES.map((cause) => d.again[cause].toFixed(3)),
     ]);
   }
+  const columns = ['tier', 'mean', 'p50', 'p99', 'max', ...AGAIN_CAUSES.map((cause) => AGAIN_NAMES[cause])];
   return {
     title: `deliveries per served request (Sluice, ${c.engine.name} engine): all, and those after the first per request by what came before`,
-    columns: [
-      'tier',
-      'mean',
-      'p50',
-      'p99',
-      'max',
-      'Suspend: capacity',
-      'Suspend: pace',
-      'Suspend: paused',
-      'failure / other',
-      'again in hand',
-    ],
-    rows: rows.length ? rows : [['(none served)', '', '', '', '', '', '', '', '', '']],
+    columns,
+    rows: rows.length ? rows : [['(none served)', ...columns.slice(1).map(() => '')]],
   };
 }
 

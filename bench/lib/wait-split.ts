@@ -37,7 +37,7 @@ export interface WaitTrace {
  * paused) or a failure's backoff (other), or the engine gave it again while a dispatcher
  * still held it (`inHand`: its invisible time ran out, as under a call that outlasts it).
  */
-export const AGAIN_CAUSES = ['pace', 'capacity', 'paused', 'other', 'inHand'] as const;
+export const AGAIN_CAUSES = ['capacity', 'pace', 'paused', 'other', 'inHand'] as const;
 export type AgainCause = (typeof AGAIN_CAUSES)[number];
 
 export type WaitState =
@@ -187,7 +187,10 @@ export function waitSplitFigures(
     splits.push(s);
     if (a.wait.firstToken !== undefined) firstTokens.push(a.wait.firstToken);
     let n = 1;
-    for (const cause of AGAIN_CAUSES) ((n += a.wait.again[cause]), (again[cause] += a.wait.again[cause]));
+    for (const cause of AGAIN_CAUSES) {
+      n += a.wait.again[cause];
+      again[cause] += a.wait.again[cause];
+    }
     deliveries.push(n);
   }
   if (splits.length === 0) return undefined;
