@@ -103,12 +103,22 @@ export function slotsInUse(inUse: Readonly<Record<string, number>>): number {
 
 const NONE: ReadonlySet<string> = new Set();
 
+/**
+ * Whether a call expected to end `endInMs` from now (below zero: overdue) counts as ending
+ * within `withinMs`. One overdue by more than that outran its estimate, and when it ends is
+ * anyone's guess: counted as near, offline calls ten seconds past their estimates lent realtime's
+ * last slot to more minute-long calls (on 8 slots, 25 realtime requests expired behind them).
+ */
+export function endsNear(endInMs: number, withinMs: number): boolean {
+  return endInMs <= withinMs && endInMs >= -withinMs;
+}
+
 /** How many slots of a tier it does not lend now: its keep, unless enough calls in flight end soon. */
 function keptBack(spec: GateSpec, share: TierShare, endsInMs: readonly number[]): number {
   const keep = share.keep ?? 0;
   if (keep <= 0 || share.keepUnlessEndsWithinMs === undefined || spec.releasesNear === undefined) return keep;
   let near = 0;
-  for (const ms of endsInMs) if (ms <= share.keepUnlessEndsWithinMs) near++;
+  for (const ms of endsInMs) if (endsNear(ms, share.keepUnlessEndsWithinMs)) near++;
   return near >= spec.releasesNear ? 0 : keep;
 }
 

@@ -27,7 +27,7 @@
 import type { Clock } from '../../clock/clock.js';
 import type { Model, Policy } from '../../policy/schema.js';
 import { own } from '../../lookup.js';
-import { slotsInUse } from '../../limits/capacity-gate.js';
+import { endsNear, slotsInUse } from '../../limits/capacity-gate.js';
 import { liteTopicReturnKey, returnScheduleKey, slotGateKey } from '../../store/keys.js';
 import { sendBack as sendBackRule } from '../../limits/send-back.js';
 import type { Recall } from '../../queue/types.js';
@@ -632,7 +632,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         if (now - (lastAsked.get(key) ?? -Infinity) > activeWithinMs) return undefined;
         const peak = demand.peak(key, now, gate.maxWaitMs.get(lender) ?? 0);
         const shortMs = gate.shortCallMs.get(lender) ?? 0;
-        const near = ends.filter((ms) => ms <= shortMs).length;
+        const near = ends.filter((ms) => endsNear(ms, shortMs)).length;
         return Math.max(0, peak - (own(m.inUse, lender) ?? 0) - Math.max(0, near - (RELEASES_NEAR - 1)));
       };
       const callMs = expectedMs(m.model, w);

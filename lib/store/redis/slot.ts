@@ -87,11 +87,11 @@ if #expired > 0 then
   redis.call('HDEL', KEYS[2], unpack(expired))
   redis.call('ZREM', KEYS[5], unpack(expired))
 end
--- keptBack: a keep is lent too while releasesNear calls are expected to end within its ms
+-- keptBack: a keep is lent too while releasesNear calls are expected to end within its ms (endsNear: either side of now)
 for _, name in ipairs(names) do
   local share = spec[name]
   if share.keep > 0 and share.nearMs and releasesNear then
-    local near = redis.call('ZCOUNT', KEYS[5], '-inf', fmt(now + share.nearMs))
+    local near = redis.call('ZCOUNT', KEYS[5], fmt(now - share.nearMs), fmt(now + share.nearMs))
     if near >= releasesNear then share.keep = 0 end
   end
 end
