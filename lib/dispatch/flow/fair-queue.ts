@@ -48,6 +48,15 @@ interface TenantFlow<T> extends Counter {
 
 const FORGET_AFTER = 1024;
 
+/**
+ * How many requests a flow may be ahead of the least served and still go first for a pressed
+ * deadline. Without it, with max_tokens omitted (realtime's calls ran 5-20 s, under-ask.test.ts's
+ * trace), a realtime tenant one request ahead waited in a surge behind every later arrival of the
+ * others until it expired. One, not two: with sent-back holds (a variant not taken), two took
+ * seed2-burst's realtime wait p99 (small, seed 1) from 738 to 1,020 ms.
+ */
+export const PRESSED_LAG_ESTIMATES = 1;
+
 export class TierQueue<T> {
   private readonly tenants = new Map<string, TenantFlow<T>>();
   /** Counter of the flow started last: where a returning flow starts. */
@@ -82,18 +91,31 @@ export class TierQueue<T> {
    * estimate) more than the least served; ties keep the strict order. The
    * counters still charge every start, so the order bends by one request at most
    * and fairness over time is unchanged.
+   *
+   * With `pressedBy`, when that pick's deadline is later (it can wait), a request
+   * due at or before it goes first, the earliest such deadline, if its tenant and
+   * account are served at most PRESSED_LAG_ESTIMATES requests more than the least
+   * served: deadlines come first while the flows are near even. A tenant that ran
+   * far ahead (a flood) stays behind the others however close its deadlines come,
+   * and where every pick is pressed (a long overload) the order is the fair one.
    */
-  peek(rank?: (w: Waiter<T>) => number): Waiter<T> | undefined {
+  peek(rank?: (w: Waiter<T>) => number, pressedBy?: number): Waiter<T> | undefined {
     const tenant = least(this.tenants.values(), (t) => t.waiting > 0);
     if (!tenant) return undefined;
     const account = least(tenant.accounts.values(), (a) => a.items.length > 0)!;
     const strict = earliest(account);
-    if (!rank) return strict;
+    const pick = rank ? this.ranked(tenant.vt, strict, rank) : strict;
+    if (pressedBy === undefined || pick.deadline <= pressedBy) return pick;
+    return this.earliestPressed(tenant.vt, strict.estimate, pressedBy) ?? pick;
+  }
+
+  /** The lowest ranked of the flows within one request (the strict pick's estimate) of the least served. */
+  private ranked(leastVt: number, strict: Waiter<T>, rank: (w: Waiter<T>) => number): Waiter<T> {
     const slack = strict.estimate;
     let best = strict;
     let bestRank = rank(strict);
     for (const t of this.tenants.values()) {
-      if (t.waiting === 0 || t.vt > tenant.vt + slack) continue;
+      if (t.waiting === 0 || t.vt > leastVt + slack) continue;
       const leastAccount = least(t.accounts.values(), (a) => a.items.length > 0)!;
       for (const a of t.accounts.values()) {
         if (a.items.length === 0 || a.vt > leastAccount.vt + slack) continue;
@@ -101,6 +123,31 @@ export class TierQueue<T> {
         if (w === strict) continue;
         const r = rank(w);
         if (r < bestRank) ((best = w), (bestRank = r));
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Of the flows near the least served, the earliest deadline at or before `by`. Near: a tenant
+   * (then an account) ahead of the least served by at most PRESSED_LAG_ESTIMATES requests, each
+   * the larger of the fair pick's estimate and the pressed request's own.
+   */
+  private earliestPressed(leastVt: number, pickEstimate: number, by: number): Waiter<T> | undefined {
+    let best: Waiter<T> | undefined;
+    for (const t of this.tenants.values()) {
+      if (t.waiting === 0) continue;
+      const leastAccount = least(t.accounts.values(), (a) => a.items.length > 0)!;
+      for (const a of t.accounts.values()) {
+        if (a.items.length === 0) continue;
+        const w = earliest(a);
+        if (
+          w.deadline > by ||
+          (best && (w.deadline > best.deadline || (w.deadline === best.deadline && w.seq > best.seq)))
+        )
+          continue;
+        const lag = PRESSED_LAG_ESTIMATES * Math.max(pickEstimate, w.estimate);
+        if (t.vt <= leastVt + lag && a.vt <= leastAccount.vt + lag) best = w;
       }
     }
     return best;

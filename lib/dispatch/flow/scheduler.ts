@@ -329,9 +329,14 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   }
 
   /** Its slack is down to the pressed share of its tier's maximum wait (tier-order.ts). */
-  function pressing(gate: ModelGate, tier: string, deadline: number, now: number): boolean {
+  /** Deadlines at or before this are pressed now: their slack is down to PRESSED_SHARE_OF_WAIT of their tier's wait. */
+  function pressedBy(gate: ModelGate, tier: string, now: number): number {
     const maxWait = gate.maxWaitMs.get(tier);
-    return maxWait === undefined || deadline - now <= PRESSED_SHARE_OF_WAIT * maxWait;
+    return maxWait === undefined ? Infinity : now + PRESSED_SHARE_OF_WAIT * maxWait;
+  }
+
+  function pressing(gate: ModelGate, tier: string, deadline: number, now: number): boolean {
+    return deadline <= pressedBy(gate, tier, now);
   }
 
   function worstWaiter(
@@ -619,7 +624,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     };
     for (const { tier, yields } of tierOrder(waitingTiers, gate.weights, m.inUse, pressed)) {
       const q = m.tiers.get(tier)!;
-      const w = q.peek(spread);
+      // A request near its deadline goes before one that can wait, within a request of fair order.
+      const w = q.peek(spread, pressedBy(gate, tier, at));
       if (!w) continue;
       // Unpressed, it yields to heavier tiers waiting in other dispatchers too: the gate sees their claims.
       const heavier = gate.heavier.get(tier) ?? [];

@@ -119,6 +119,47 @@ describe('TierQueue: fair by tokens, then by deadline', () => {
     const other = strict.key.tenant === 'a' ? 'b' : 'a';
     expect(q.peek((w) => (w.key.tenant === other ? 0 : 1))!.key.tenant).toBe(other);
   });
+
+  it('a pressed deadline goes before a fair pick that can wait, while its flow is at most one request ahead', () => {
+    const q = new TierQueue<string>();
+    const served = (tenant: string) => {
+      const w = waiter(tenant, tenant, 100);
+      q.push(w);
+      expect(q.start(w)).toBe(true);
+    };
+    served('ahead');
+    q.push(waiter('ahead', 'ahead', 100, 500));
+    q.push(waiter('even', 'e', 100, 900));
+    q.push(waiter('even2', 'e2', 100, 400));
+    // Fair order: the tenants served nothing go first (in arrival order), whatever the deadlines.
+    expect(q.peek()!.key.tenant).toBe('even');
+    // Pressed before 600: of the flows within one request of the least served, the earliest deadline.
+    expect(q.peek(undefined, 600)!.deadline).toBe(400);
+    q.remove(q.peek(undefined, 600)!);
+    expect(q.peek()!.key.tenant).toBe('even');
+    expect(q.peek(undefined, 600)!.key.tenant).toBe('ahead');
+    // Nothing pressed: the fair order.
+    expect(q.peek(undefined, 300)!.key.tenant).toBe('even');
+    // The fair pick pressed too: it goes, as where every request waits near its deadline.
+    expect(q.peek(undefined, 1_000)!.key.tenant).toBe('even');
+  });
+
+  it('a flow further ahead than one request waits its fair turn however close its deadline', () => {
+    const q = new TierQueue<string>();
+    // Served twice while `light` waited: two requests ahead of it.
+    q.push(waiter('light', 'l', 100, 5_000));
+    for (const w of [waiter('flood', 'f', 100), waiter('flood', 'f', 100)]) (q.push(w), q.start(w));
+    q.push(waiter('flood', 'f', 100, 100));
+    expect(q.peek(undefined, 1_000)!.key.tenant).toBe('light');
+    // Its own larger estimate counts as the request it may be ahead by.
+    const big = new TierQueue<string>();
+    const first = waiter('big', 'b', 1_000);
+    big.push(first);
+    big.start(first);
+    big.push(waiter('big', 'b', 1_000, 100));
+    big.push(waiter('small', 's', 100, 5_000));
+    expect(big.peek(undefined, 1_000)!.key.tenant).toBe('big');
+  });
 });
 
 describe('TierQueue: what a full room gives up, and what waits ahead', () => {
