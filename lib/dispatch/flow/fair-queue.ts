@@ -111,46 +111,43 @@ export class TierQueue<T> {
 
   /** The lowest ranked of the flows within one request (the strict pick's estimate) of the least served. */
   private ranked(leastVt: number, strict: Waiter<T>, rank: (w: Waiter<T>) => number): Waiter<T> {
-    const slack = strict.estimate;
     let best = strict;
     let bestRank = rank(strict);
-    for (const t of this.tenants.values()) {
-      if (t.waiting === 0 || t.vt > leastVt + slack) continue;
-      const leastAccount = least(t.accounts.values(), (a) => a.items.length > 0)!;
-      for (const a of t.accounts.values()) {
-        if (a.items.length === 0 || a.vt > leastAccount.vt + slack) continue;
-        const w = earliest(a);
-        if (w === strict) continue;
-        const r = rank(w);
-        if (r < bestRank) ((best = w), (bestRank = r));
-      }
+    for (const w of this.nearLeast(leastVt, () => strict.estimate)) {
+      if (w === strict) continue;
+      const r = rank(w);
+      if (r < bestRank) ((best = w), (bestRank = r));
     }
     return best;
   }
 
   /**
-   * Of the flows near the least served, the earliest deadline at or before `by`. Near: a tenant
-   * (then an account) ahead of the least served by at most PRESSED_LAG_ESTIMATES requests, each
-   * the larger of the fair pick's estimate and the pressed request's own.
+   * Of the flows near the least served, the earliest deadline at or before `by`. Near: ahead of
+   * the least served by at most PRESSED_LAG_ESTIMATES requests, each the larger of the fair
+   * pick's estimate and the pressed request's own.
    */
   private earliestPressed(leastVt: number, pickEstimate: number, by: number): Waiter<T> | undefined {
     let best: Waiter<T> | undefined;
+    const lag = (w: Waiter<T>) => PRESSED_LAG_ESTIMATES * Math.max(pickEstimate, w.estimate);
+    for (const w of this.nearLeast(leastVt, lag)) if (w.deadline <= by && (!best || sooner(w, best))) best = w;
+    return best;
+  }
+
+  /**
+   * Each flow's earliest-deadline request whose tenant is at most `lag` of it ahead of the least
+   * served tenant (`leastVt`), and whose account at most that ahead of its tenant's least served.
+   */
+  private *nearLeast(leastVt: number, lag: (w: Waiter<T>) => number): Generator<Waiter<T>> {
     for (const t of this.tenants.values()) {
       if (t.waiting === 0) continue;
       const leastAccount = least(t.accounts.values(), (a) => a.items.length > 0)!;
       for (const a of t.accounts.values()) {
         if (a.items.length === 0) continue;
         const w = earliest(a);
-        if (
-          w.deadline > by ||
-          (best && (w.deadline > best.deadline || (w.deadline === best.deadline && w.seq > best.seq)))
-        )
-          continue;
-        const lag = PRESSED_LAG_ESTIMATES * Math.max(pickEstimate, w.estimate);
-        if (t.vt <= leastVt + lag && a.vt <= leastAccount.vt + lag) best = w;
+        const ahead = lag(w);
+        if (t.vt <= leastVt + ahead && a.vt <= leastAccount.vt + ahead) yield w;
       }
     }
-    return best;
   }
 
   /**
@@ -255,10 +252,14 @@ export class TierQueue<T> {
 }
 
 /** A flow's earliest deadline, arrival order breaking ties. */
+/** Due first: the earlier deadline, then the earlier arrival. */
+function sooner<T>(a: Waiter<T>, b: Waiter<T>): boolean {
+  return a.deadline < b.deadline || (a.deadline === b.deadline && a.seq < b.seq);
+}
+
 function earliest<T>(account: AccountFlow<T>): Waiter<T> {
   let best = account.items[0]!;
-  for (const w of account.items)
-    if (w.deadline < best.deadline || (w.deadline === best.deadline && w.seq < best.seq)) best = w;
+  for (const w of account.items) if (sooner(w, best)) best = w;
   return best;
 }
 
@@ -286,8 +287,7 @@ function turnsBefore<T>(vt: number, items: readonly Waiter<T>[], at: number): Wa
 /** A flow's latest deadline, the later arrival breaking ties: the last its order would serve. */
 function latest<T>(account: AccountFlow<T>): Waiter<T> {
   let best = account.items[0]!;
-  for (const w of account.items)
-    if (w.deadline > best.deadline || (w.deadline === best.deadline && w.seq > best.seq)) best = w;
+  for (const w of account.items) if (sooner(best, w)) best = w;
   return best;
 }
 
