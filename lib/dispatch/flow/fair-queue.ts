@@ -251,12 +251,12 @@ export class TierQueue<T> {
   }
 }
 
-/** A flow's earliest deadline, arrival order breaking ties. */
 /** Due first: the earlier deadline, then the earlier arrival. */
 function sooner<T>(a: Waiter<T>, b: Waiter<T>): boolean {
   return a.deadline < b.deadline || (a.deadline === b.deadline && a.seq < b.seq);
 }
 
+/** A flow's earliest deadline, arrival order breaking ties. */
 function earliest<T>(account: AccountFlow<T>): Waiter<T> {
   let best = account.items[0]!;
   for (const w of account.items) if (sooner(w, best)) best = w;

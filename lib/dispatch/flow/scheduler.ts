@@ -328,13 +328,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     return ms / Math.max(1, gate.open.capacity);
   }
 
-  /** Its slack is down to the pressed share of its tier's maximum wait (tier-order.ts). */
   /** Deadlines at or before this are pressed now: their slack is down to PRESSED_SHARE_OF_WAIT of their tier's wait. */
   function pressedBy(gate: ModelGate, tier: string, now: number): number {
     const maxWait = gate.maxWaitMs.get(tier);
     return maxWait === undefined ? Infinity : now + PRESSED_SHARE_OF_WAIT * maxWait;
   }
 
+  /** Its slack is down to the pressed share of its tier's maximum wait (tier-order.ts). */
   function pressing(gate: ModelGate, tier: string, deadline: number, now: number): boolean {
     return deadline <= pressedBy(gate, tier, now);
   }
