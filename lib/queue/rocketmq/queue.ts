@@ -30,6 +30,7 @@ import {
 } from './receive-watchdog.js';
 import { keepLiteSubscription, type LiteSubscriptionKeeper } from './lite-subscription.js';
 import { retryRefusedSettles } from './settle-retry.js';
+import { InHandRenewal, invisibleRenewer } from './renew.js';
 import { observeSuspends, PendingRecalls } from './recall.js';
 import { NUDGE_TAG, StallNudger } from './nudge.js';
 import type { ReceiveProbe } from './receive-probe.js';
@@ -233,6 +234,7 @@ class RocketMQSubscription {
   private readonly running = new Map<string, Promise<RmqResult>>();
   private readonly nudger: StallNudger | undefined;
   private readonly recalls = new PendingRecalls();
+  private readonly inHand: InHandRenewal;
 
   constructor(
     private readonly opts: RocketMQLiteQueueOptions,
@@ -243,6 +245,7 @@ class RocketMQSubscription {
     nudge: (liteTopic: string) => Promise<void>,
   ) {
     this.limiter = new Limiter(options.concurrency);
+    this.inHand = new InHandRenewal({ clock: opts.clock });
     const afterMs = opts.nudgeAfterMs ?? 500;
     const send = (liteTopic: string) => {
       opts.probe?.nudged();
@@ -316,14 +319,21 @@ class RocketMQSubscription {
       );
     receiver.keeper = keeper;
     let since = this.opts.clock.now();
+    const renew = invisibleRenewer(consumer);
+    if (!renew)
+      this.log.warn(
+        { component: 'rocketmq-queue' },
+        'client has no invisible-time request to build; held lite messages are delivered again after 60 s',
+      );
     const watched = observeReceives(consumer, {
       ok: (messages) => {
         watchdog.succeeded();
         keeper?.receiveSucceeded();
         // Receives of one process queue run one after another: this one began when the last ended.
         const now = this.opts.clock.now();
-        probe?.received(messages, now - since);
+        probe?.received(messages.length, now - since);
         since = now;
+        if (renew) this.keepInvisible(messages as readonly MessageView[], renew);
       },
       failed: (err) => {
         since = this.opts.clock.now();
@@ -355,6 +365,14 @@ class RocketMQSubscription {
         { component: 'rocketmq-queue' },
         'client has no ack to observe; a refused ack can block its LiteTopic for the invisible time',
       );
+  }
+
+  /** From its arrival until it is settled, each received message stays invisible (renew.ts). */
+  private keepInvisible(views: readonly MessageView[], renew: (view: MessageView) => Promise<unknown>): void {
+    for (const view of views) {
+      if (typeof view?.messageId !== 'string' || view.tag === NUDGE_TAG) continue;
+      this.inHand.received(view.messageId, () => renew(view));
+    }
   }
 
   private replace(receiver: Receiver, consumer: LitePushConsumer, failures: number, err: unknown): void {
@@ -400,7 +418,17 @@ class RocketMQSubscription {
     if (nudge) return Promise.resolve(RmqResult.SUCCESS);
     const nudger = this.nudger;
     nudger?.arrived(liteTopic);
-    const result = this.consumeProbed(view, liteTopic);
+    // Renewals end before the client settles, so none lands after an ack or a short Suspend.
+    const result = this.consumeProbed(view, liteTopic).then(
+      async (r) => {
+        await this.inHand.settled(view.messageId);
+        return r;
+      },
+      async (err: unknown) => {
+        await this.inHand.settled(view.messageId);
+        throw err;
+      },
+    );
     if (!nudger) return result;
     return result.then(
       (r) => {
@@ -521,6 +549,8 @@ class RocketMQSubscription {
       );
     } finally {
       await Promise.all(this.retiring);
+      // Only now: handlers still draining above kept their messages invisible.
+      this.inHand.close();
     }
   }
 }

@@ -65,7 +65,7 @@ export class ReceiveWatchdog {
  */
 export function observeReceives(
   consumer: object,
-  report: { ok(messages: number): void; failed(err: unknown): void },
+  report: { ok(messages: readonly unknown[]): void; failed(err: unknown): void },
 ): boolean {
   const target = consumer as { receiveMessage?: (...args: unknown[]) => Promise<unknown> };
   const original = target.receiveMessage;
@@ -73,7 +73,7 @@ export function observeReceives(
   target.receiveMessage = async (...args: unknown[]) => {
     try {
       const messages = await original.apply(consumer, args);
-      report.ok(Array.isArray(messages) ? messages.length : 0);
+      report.ok(Array.isArray(messages) ? messages : []);
       return messages;
     } catch (err) {
       report.failed(err);

@@ -62,12 +62,15 @@ describe('observeReceives', () => {
     };
     const seen: string[] = [];
     expect(
-      observeReceives(consumer, { ok: () => seen.push('ok'), failed: (e) => seen.push(String(isLostSession(e))) }),
+      observeReceives(consumer, {
+        ok: (m) => seen.push(`ok ${m.length}`),
+        failed: (e) => seen.push(String(isLostSession(e))),
+      }),
     ).toBe(true);
     expect(await consumer.receiveMessage(7)).toEqual([7]);
     fail = true;
     await expect(consumer.receiveMessage(8)).rejects.toBe(lostSession);
-    expect(seen).toEqual(['ok', 'true']);
+    expect(seen).toEqual(['ok 1', 'true']);
     expect(consumer.calls).toBe(2);
   });
 

@@ -1,0 +1,143 @@
+/**
+ * Keeps received messages invisible while they are in hand here.
+ *
+ * The client receives with auto-renew, and the 5.5.0 proxy then renews each message's
+ * invisible time (60 s) shortly before it ends. For a lite message that renewal leaves the
+ * LiteTopic out (ReceiveMessageActivity.handleAutoRenew registers the handle without it), so
+ * the broker applies it to the parent topic's order record, logs "orderInfo of queueId is
+ * null", answers SUCCESS and changes nothing: 60 s after the pop the LiteTopic is popped
+ * again, and a message the dispatcher still holds is delivered a second time, with the ones
+ * waiting behind it in the client's cache (the consumer's "while in hand" count). Here every
+ * received message not yet settled gets its own ChangeInvisibleDuration naming the LiteTopic,
+ * with `suspend` off: the broker then extends that offset alone, and the proxy stops renewing
+ * it. A lite receipt handle keeps its pop time through such a change, so the client's ack and
+ * Suspend on the handle it received still match.
+ */
+import type { Clock } from '../../clock/clock.js';
+import { MAX_IN_HAND_MS } from '../in-hand.js';
+
+/** What the broker gives a received message before it is delivered again (the proxy's default). */
+export const INVISIBLE_MS = 60_000;
+/** Renewed this often: two tries inside one invisible time. */
+export const RENEW_EVERY_MS = 20_000;
+
+export interface InHandOptions {
+  readonly clock: Clock;
+  readonly everyMs?: number;
+  /** Renewals stop this long after a message arrived; the broker then delivers it again. */
+  readonly maxInHandMs?: number;
+}
+
+interface Held {
+  readonly renew: () => Promise<unknown>;
+  renewAt: number;
+  readonly until: number;
+  /** The renewal on its way, so a settle goes to the broker after it and not before. */
+  inFlight?: Promise<void>;
+}
+
+export class InHandRenewal {
+  private readonly held = new Map<string, Held>();
+  private readonly everyMs: number;
+  private readonly maxInHandMs: number;
+  private cancel: (() => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: InHandOptions) {
+    this.everyMs = opts.everyMs ?? RENEW_EVERY_MS;
+    this.maxInHandMs = opts.maxInHandMs ?? MAX_IN_HAND_MS;
+  }
+
+  /** Number of messages being kept invisible now. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /**
+   * A message arrived (again: its newest delivery replaces the last). `renew` extends its
+   * invisible time once; a failure is left to the next round.
+   */
+  received(messageId: string, renew: () => Promise<unknown>): void {
+    if (this.closed) return;
+    const now = this.opts.clock.now();
+    this.held.set(messageId, { renew, renewAt: now + this.everyMs, until: now + this.maxInHandMs });
+    this.schedule();
+  }
+
+  /**
+   * The message is being settled: no more renewals. Resolves once a renewal already on its
+   * way is answered, so an ack or a short Suspend reaches the broker after it.
+   */
+  async settled(messageId: string): Promise<void> {
+    const held = this.held.get(messageId);
+    if (!held) return;
+    this.held.delete(messageId);
+    await held.inFlight;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.cancel?.();
+    this.cancel = undefined;
+    this.held.clear();
+  }
+
+  private schedule(): void {
+    if (this.cancel || this.closed || this.held.size === 0) return;
+    this.cancel = this.opts.clock.setTimer(this.everyMs / 4, () => {
+      this.cancel = undefined;
+      this.round();
+      this.schedule();
+    });
+  }
+
+  private round(): void {
+    const now = this.opts.clock.now();
+    for (const [id, held] of this.held) {
+      if (now >= held.until) {
+        this.held.delete(id);
+        continue;
+      }
+      if (now < held.renewAt || held.inFlight) continue;
+      held.renewAt = now + this.everyMs;
+      held.inFlight = held
+        .renew()
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => (held.inFlight = undefined));
+    }
+  }
+}
+
+/** The parts of rocketmq-client-nodejs 1.0.8's push consumer a renewal uses (not public API). */
+interface RenewingConsumer {
+  wrapChangeInvisibleDurationRequest(view: unknown, invisibleMs: number): { setSuspend(suspend: boolean): unknown };
+  changeInvisibleDurationViaRpc(endpoints: unknown, request: unknown, timeout: number): Promise<unknown>;
+  readonly requestTimeoutValue: number;
+}
+
+/**
+ * How `consumer` extends one received message's invisible time by `INVISIBLE_MS`, or
+ * undefined when the client lacks what it takes (a different version). The request is the
+ * one the client builds for a Suspend (parent topic, LiteTopic, the handle it received)
+ * with `suspend` off; it goes through the consumer's own RPC method, so settle-retry.ts
+ * reports and retries a refused one like the client's.
+ */
+export function invisibleRenewer(
+  consumer: object,
+): ((view: { readonly endpoints: unknown }) => Promise<unknown>) | undefined {
+  const c = consumer as Partial<RenewingConsumer>;
+  if (
+    typeof c.wrapChangeInvisibleDurationRequest !== 'function' ||
+    typeof c.changeInvisibleDurationViaRpc !== 'function'
+  )
+    return undefined;
+  const client = c as RenewingConsumer;
+  return async (view) => {
+    const request = client.wrapChangeInvisibleDurationRequest(view, INVISIBLE_MS);
+    request.setSuspend(false);
+    return client.changeInvisibleDurationViaRpc(view.endpoints, request, client.requestTimeoutValue);
+  };
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { Consume } from '../../../lib/queue/types.js';
+import { createReceiveProbe } from '../../../lib/queue/rocketmq/receive-probe.js';
+import { INVISIBLE_MS } from '../../../lib/queue/rocketmq/renew.js';
+import { until, useRocketMQ } from '../../support/rocketmq.ts';
+
+// The 5.5.0 proxy's own renewal of a held lite message changes nothing (renew.ts): without the
+// adapter's, a message held past the broker's invisible time was delivered again, and the
+// message behind it in its LiteTopic with it.
+const { freshQueue } = useRocketMQ();
+
+describe('RocketMQ adapter keeps held messages invisible', () => {
+  it(
+    'a message held past the invisible time is delivered once, and the one behind it once, after it',
+    async () => {
+      // The adapter joins a delivery again of a message in hand to the run in progress, so
+      // the handler alone would not see one: the probe counts every message that arrives.
+      const probe = createReceiveProbe(() => 'all');
+      const queue = await freshQueue('renew', { orderly: true, maxAttempts: 16 }, { probe });
+      const holdMs = INVISIBLE_MS + 20_000;
+      const deliveries: string[] = [];
+      let done = 0;
+      queue.subscribe(
+        async (m) => {
+          deliveries.push(m.body);
+          if (m.body === 'held') await new Promise((resolve) => setTimeout(resolve, holdMs));
+          done++;
+          return Consume.success;
+        },
+        { concurrency: 4 },
+      );
+      await queue.ready();
+      await queue.send('renew-held', 'held');
+      await queue.send('renew-held', 'behind');
+      await until('both handled', () => done === 2, holdMs + 30_000);
+      // Time for a delivery again to show up, had the broker made one.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(deliveries).toEqual(['held', 'behind']);
+      const { whileInHand, afterSettled, messages } = probe.summary();
+      expect({ whileInHand, afterSettled, messages }).toEqual({ whileInHand: 0, afterSettled: 0, messages: 2 });
+    },
+    INVISIBLE_MS + 90_000,
+  );
+});
