@@ -9,11 +9,13 @@
  *   timer: no worker is held while it waits.
  * - Failure puts it back with an exponential backoff (the LiteTopic waits, FIFO as
  *   on the broker) until `maxAttempts`, then dead-letters it.
- * - A handler that does not return within `invisibleTimeoutMs` has its message
+ * - A handler that does not return within `invisibleTimeoutMs` (default MAX_IN_HAND_MS,
+ *   as long as the RocketMQ adapter keeps a received message invisible) has its message
  *   delivered again; its late answer is ignored.
  */
 import type { Clock } from '../clock/clock.js';
 import { Deque } from './deque.js';
+import { MAX_IN_HAND_MS } from './in-hand.js';
 import type {
   ConsumeResult,
   DeadLetter,
@@ -97,7 +99,7 @@ export class EmbeddedLiteQueue implements LiteQueue {
     this.clock = options.clock;
     this.maxAttempts = options.maxAttempts ?? 5;
     this.backoff = options.retryBackoffMs ?? defaultBackoff;
-    this.invisibleTimeoutMs = options.invisibleTimeoutMs ?? 60_000;
+    this.invisibleTimeoutMs = options.invisibleTimeoutMs ?? MAX_IN_HAND_MS;
     this.idleTtlMs = options.idleTtlMs ?? 15 * 60_000;
     this.maxInFlightPerTopic = options.maxInFlightPerTopic ?? 1;
     this.onDeadLetter = options.onDeadLetter;

@@ -104,17 +104,14 @@ export const DEFAULT_MAX_SEND_BACK_MS = 120_000;
 
 /**
  * A request waits here this long at most, then goes back to its LiteTopic for the shortest
- * Suspend and is delivered again: one more delivery, so not short. Beside another dispatcher
- * each room holds as many requests for the same slots, and they wait about twice as long:
- * at 20 s, seed2-burst at small size with two dispatchers sent 210 requests back for their
- * hold against 20 with one (1.44 deliveries per request against 1.26; at 40 s, 1.21). Not
- * longer, for the embedded engine: it delivers a message again when its handler has not
- * returned in 60 s (lib/queue/embedded.ts), and the call follows the wait. The broker renews
- * a held message's invisible time itself (the client receives with auto-renew), though under
- * load it delivers some held messages again all the same; the adapter joins those to the run
- * in progress (lib/queue/rocketmq/README.md, receive probe).
+ * Suspend and is delivered again: one more delivery. Batch's whole maximum wait, so a batch
+ * request waits out its life here; the wait and the call after it stay inside the longest a
+ * message may be in hand (MAX_IN_HAND_MS, lib/queue/in-hand.ts), which both queues keep
+ * invisible. At 40 s (when the broker's own renewal was thought to keep held messages), each
+ * hold's end was one more delivery, and on long overloads (`npm run bench -- replay` of the
+ * long-prompt trace) more than two per completed request (the commit that lengthened it).
  */
-export const DEFAULT_HOLD_MAX_MS = 40_000;
+export const DEFAULT_HOLD_MAX_MS = 5 * 60_000;
 
 /** Workers kept free for newcomers, as a share of `workers` (at least one). */
 export const RESERVED_WORKERS = 1 / 8;
