@@ -419,16 +419,7 @@ class RocketMQSubscription {
     const nudger = this.nudger;
     nudger?.arrived(liteTopic);
     // Renewals end before the client settles, so none lands after an ack or a short Suspend.
-    const result = this.consumeProbed(view, liteTopic).then(
-      async (r) => {
-        await this.inHand.settled(view.messageId);
-        return r;
-      },
-      async (err: unknown) => {
-        await this.inHand.settled(view.messageId);
-        throw err;
-      },
-    );
+    const result = this.consumeProbed(view, liteTopic).finally(() => this.inHand.settled(view.messageId));
     if (!nudger) return result;
     return result.then(
       (r) => {
