@@ -1,6 +1,6 @@
 /**
  * Who got what, as tables: per tier (success, goodput, Jain over tenants), per tenant,
- * and the accounts Sluice served worst, each beside every baseline. Shared by the
+ * the accounts Sluice served worst and those that waited longest, each beside every baseline. Shared by the
  * scenarios whose traffic has several tenants per tier (mixed-overload, replay).
  */
 import { BASELINES, SYSTEM_LABELS } from './baselines.js';
@@ -8,7 +8,7 @@ import type { RunComparison, SystemReport } from './compare.js';
 import { outcomes, tierFairness, type RequestOutcome, type TierFairness } from './fairness.js';
 import type { SystemName, SystemRun } from './systems.js';
 import type { TraceEvent } from './trace.js';
-import { pct } from './versus.js';
+import { ms, pct } from './versus.js';
 import type { Table } from '../scenarios/types.js';
 
 export interface SystemFairness {
@@ -59,6 +59,8 @@ export function fairnessBySystem(c: RunComparison, trace: readonly TraceEvent[])
 
 const tierOf = (s: SystemFairness, tier: string): TierFairness | undefined =>
   Object.hasOwn(s.fairness, tier) ? s.fairness[tier] : undefined;
+
+const descending = (x: number, y: number) => (x === y ? 0 : x > y ? -1 : 1);
 
 const share = (record: Readonly<Record<string, number>> | undefined, key: string): string =>
   record && Object.hasOwn(record, key) ? pct(record[key]!) : '–';
@@ -167,6 +169,50 @@ export function worstAccountsTable(tiers: readonly string[], systems: readonly S
       t.accountRequests[account]!,
       pct(t.success),
       ...systems.map((s) => share(tierOf(s, tier)?.accountSuccess, account)),
+    ]),
+  };
+}
+
+/**
+ * Every account's wait p50 / p99 (first send to GPU start, one never served counting as never),
+ * tier by tier; when there are more than `limit`, the `limit` whose p99 was longest in Sluice. A
+ * tier's wait p99 can be one account's burst waiting its turn while the tier's other accounts
+ * pass it: per tier, that reads as the whole tier waiting.
+ */
+export function accountWaitTable(tiers: readonly string[], systems: readonly SystemFairness[], limit: number): Table {
+  const sluice = systems.at(-1)!;
+  const all = tiers.flatMap((tier) => {
+    const t = tierOf(sluice, tier);
+    if (!t) return [];
+    return Object.keys(t.accountWaitMs).map((account) => ({ tier, account, t }));
+  });
+  if (all.length > limit)
+    all.sort(
+      (a, b) =>
+        // Never (Infinity) first; Infinity - Infinity would be NaN.
+        descending(a.t.accountWaitMs[a.account]!.p99, b.t.accountWaitMs[b.account]!.p99) ||
+        b.t.accountRequests[b.account]! - a.t.accountRequests[a.account]! ||
+        (a.account < b.account ? -1 : a.account > b.account ? 1 : 0),
+    );
+  const shown = all.slice(0, limit);
+  const wait = (s: SystemFairness, tier: string, account: string) => {
+    const waits = tierOf(s, tier)?.accountWaitMs;
+    if (!waits || !Object.hasOwn(waits, account)) return '–';
+    const w = waits[account]!;
+    return `${ms(w.p50)} / ${ms(w.p99)}`;
+  };
+  return {
+    title:
+      shown.length < all.length
+        ? `the ${shown.length} accounts (of ${all.length}) with the longest wait p99 in Sluice: wait p50 / p99, first send to GPU start (never served: never)`
+        : 'per account: wait p50 / p99, first send to GPU start (never served: never)',
+    columns: ['account', 'tenant', 'tier', 'requests', ...systems.map((s) => s.label)],
+    rows: shown.map(({ tier, account, t }) => [
+      account,
+      t.accountTenant[account]!,
+      tier,
+      t.accountRequests[account]!,
+      ...systems.map((s) => wait(s, tier, account)),
     ]),
   };
 }

@@ -4,7 +4,7 @@
  * within the tier's maximum queue wait), and Jain's fairness index over tokens
  * served ÷ tokens asked across the tenants of a tier.
  */
-import { isOk, round, type Attempt } from './recorder.js';
+import { isOk, percentiles, round, type Attempt } from './recorder.js';
 import type { TraceEvent } from './trace.js';
 
 /** Jain's index of `xs`: 1 when all are equal, 1/n when one gets everything. */
@@ -24,6 +24,8 @@ export interface RequestOutcome {
   readonly ok: boolean;
   /** Served, and started within its tier's maximum queue wait of its first send. */
   readonly good: boolean;
+  /** First send to its start on the GPU; Infinity when it was never served (as in felt.ts). */
+  readonly waitMs: number;
 }
 
 /** One outcome per request (its last attempt decides), joined with the tokens it asked for. */
@@ -42,7 +44,8 @@ export function outcomes(
   for (const [request, a] of last) {
     const ok = a.status !== undefined && isOk(a.status);
     const sentAt = first.get(request)!.sentAt;
-    const good = ok && a.startedAt !== undefined && a.startedAt - sentAt <= maxWaitMs(a.tier);
+    const waitMs = ok && a.startedAt !== undefined ? a.startedAt - sentAt : Infinity;
+    const good = Number.isFinite(waitMs) && waitMs <= maxWaitMs(a.tier);
     const e = trace[request];
     out.push({
       tier: a.tier,
@@ -52,6 +55,7 @@ export function outcomes(
       tokens: e?.tokens ?? 0,
       ok,
       good,
+      waitMs,
     });
   }
   return out;
@@ -73,6 +77,11 @@ export interface TierFairness {
   readonly accountSuccess: Readonly<Record<string, number>>;
   readonly accountRequests: Readonly<Record<string, number>>;
   readonly accountTenant: Readonly<Record<string, string>>;
+  /**
+   * Per account: wait p50 and p99, first send to GPU start, one never served counting as endless
+   * (Infinity; null in JSON). A tier's wait p99 can be one account's burst: this says whose.
+   */
+  readonly accountWaitMs: Readonly<Record<string, { readonly p50: number; readonly p99: number }>>;
   /** Lowest account success over the tier's success (1 when every account does as well as the tier). */
   readonly worstAccountRatio: number;
 }
@@ -88,7 +97,7 @@ export function tierFairness(all: readonly RequestOutcome[]): Record<string, Tie
   for (const [tier, list] of [...byTier].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const success = list.filter((o) => o.ok).length / list.length;
     const tenants = new Map<string, { asked: number; served: number; n: number; ok: number; accounts: Set<string> }>();
-    const accounts = new Map<string, { n: number; ok: number; tenant: string }>();
+    const accounts = new Map<string, { n: number; ok: number; tenant: string; waits: number[] }>();
     for (const o of list) {
       const t = tenants.get(o.tenant) ?? { asked: 0, served: 0, n: 0, ok: 0, accounts: new Set() };
       t.asked += o.tokens;
@@ -99,8 +108,9 @@ export function tierFairness(all: readonly RequestOutcome[]): Record<string, Tie
         t.ok++;
       }
       tenants.set(o.tenant, t);
-      const a = accounts.get(o.account) ?? { n: 0, ok: 0, tenant: o.tenant };
+      const a = accounts.get(o.account) ?? { n: 0, ok: 0, tenant: o.tenant, waits: [] };
       a.n++;
+      a.waits.push(o.waitMs);
       if (o.ok) a.ok++;
       accounts.set(o.account, a);
     }
@@ -123,6 +133,12 @@ export function tierFairness(all: readonly RequestOutcome[]): Record<string, Tie
       accountSuccess,
       accountRequests: Object.fromEntries(sortedAccounts.map(([name, a]) => [name, a.n])),
       accountTenant: Object.fromEntries(sortedAccounts.map(([name, a]) => [name, a.tenant])),
+      accountWaitMs: Object.fromEntries(
+        sortedAccounts.map(([name, a]) => {
+          const { p50, p99 } = percentiles(a.waits);
+          return [name, { p50, p99 }];
+        }),
+      ),
       worstAccountRatio: round(success > 0 ? worst / success : 1, 4),
     };
   }

@@ -16,7 +16,13 @@
 import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { compare, deliveriesPerCompleted, type SystemReport } from '../lib/compare.js';
 import type { TierFairness } from '../lib/fairness.js';
-import { fairnessBySystem, tenantTable, tierFairnessTable, worstAccountsTable } from '../lib/fairness-tables.js';
+import {
+  accountWaitTable,
+  fairnessBySystem,
+  tenantTable,
+  tierFairnessTable,
+  worstAccountsTable,
+} from '../lib/fairness-tables.js';
 import { round } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
 import { BASELINES, SYSTEM_LABELS } from '../lib/baselines.js';
@@ -244,6 +250,7 @@ export const mixedOverload: Scenario = {
         tierFairnessTable(tiers, systems),
         tenantTable(tiers, systems),
         worstAccountsTable(tiers, systems, Object.keys(ACCOUNTS).length),
+        accountWaitTable(tiers, systems, Object.keys(ACCOUNTS).length),
         gpuTable,
         ...comparisonTables(c),
       ],

@@ -20,7 +20,8 @@
  *
  * Reported for Sluice beside every baseline: per tier success, goodput and Jain over
  * tenants; every tenant's share of requests served; the accounts Sluice served the
- * smallest share of (all of them in the JSON report); then what users feel per tier.
+ * smallest share of, and those whose wait p99 was longest in Sluice (all of them in the JSON
+ * report); then what users feel per tier.
  *
  * Every model of the trace is served by the one simulated pool, unless `--pools` gives each its
  * own (models on separate GPUs, behind one Sluice); accounts keep the first tier the trace gives them (default realtime) and their tenant (default:
@@ -31,6 +32,7 @@ import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import type { PolicyInput } from '../../lib/policy/schema.js';
 import { compare, deliveriesPerCompleted } from '../lib/compare.js';
 import {
+  accountWaitTable,
   fairnessBySystem,
   modelTable,
   tenantTable,
@@ -233,6 +235,7 @@ export const replay: Scenario = {
         ...(world.pools ? [modelTable(c.world.tiers, systems)] : []),
         tenantTable(c.world.tiers, systems),
         worstAccountsTable(c.world.tiers, systems, ACCOUNTS_SHOWN),
+        accountWaitTable(c.world.tiers, systems, ACCOUNTS_SHOWN),
         ...comparisonTables(c, specs),
       ],
       details: { fairness: Object.fromEntries(systems.map((s) => [s.name, s.fairness])) },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jain, outcomes, tierFairness } from '../../../bench/lib/fairness.js';
 import {
+  accountWaitTable,
   modelFigures,
   modelTable,
   tenantTable,
@@ -63,6 +64,13 @@ describe('fairness figures', () => {
     expect(rt.accountSuccess).toEqual({ constructor: 0.5, toString: 1 });
     expect(rt.accountTenant).toEqual({ constructor: '__proto__', toString: 'hasOwnProperty' });
     expect(rt.worstAccountRatio).toBeCloseTo(0.5 / 0.75, 4);
+    // First send to GPU start; the request never served waits forever.
+    expect(rt.accountWaitMs).toEqual({ constructor: { p50: 100, p99: Infinity }, toString: { p50: 100, p99: 100 } });
+  });
+
+  it('a request never served waits forever, and is never good, however long its tier may wait', () => {
+    const [o] = outcomes([attempt(0, 'a', 't', 'batch', 429)], trace, () => Infinity);
+    expect(o).toMatchObject({ ok: false, good: false, waitMs: Infinity });
   });
 });
 
@@ -136,5 +144,19 @@ describe('fairness tables', () => {
     const cut = worstAccountsTable(['batch', 'realtime'], systems, 1);
     expect(cut.title).toBe('the 1 accounts (of 3) Sluice served the smallest share of');
     expect(cut.rows).toEqual([['constructor', '__proto__', 'realtime', 2, '75.00%', '50.00%', '50.00%']]);
+  });
+
+  it('per account wait p50 / p99; past the limit, the longest p99 in Sluice first, never before any time', () => {
+    const all = accountWaitTable(['realtime', 'batch'], systems, 10);
+    expect(all.title).toBe('per account: wait p50 / p99, first send to GPU start (never served: never)');
+    expect(all.columns).toEqual(['account', 'tenant', 'tier', 'requests', 'priority', 'Sluice']);
+    expect(all.rows).toEqual([
+      ['constructor', '__proto__', 'realtime', 2, '100 ms / never', '100 ms / never'],
+      ['toString', 'hasOwnProperty', 'realtime', 2, 'never / never', '100 ms / 100 ms'],
+      ['b', 'tb', 'batch', 1, '–', '100 ms / 100 ms'],
+    ]);
+    const cut = accountWaitTable(['batch', 'realtime'], systems, 2);
+    expect(cut.title).toMatch(/^the 2 accounts \(of 3\) with the longest wait p99 in Sluice/);
+    expect(cut.rows.map((r) => r[0])).toEqual(['constructor', 'toString']);
   });
 });
