@@ -68,7 +68,7 @@ describe('mixed-overload (small: 8 GPU slots, three overlapping bursts, one tena
   );
 
   it.each([1, 2])(
-    'full size, seed 1, %i dispatcher(s): under overload success is ordered realtime >= batch >= offline',
+    'full size, seed 1, %i dispatcher(s): under overload success is ordered realtime >= batch >= offline, and a steady account waits less than its bursting sibling',
     { timeout: 180_000 },
     async (dispatchers) => {
       // Batch once expired here at its 5 min while offline, allowed 1 h, kept its reserved slots and ended
@@ -83,6 +83,25 @@ describe('mixed-overload (small: 8 GPU slots, three overlapping bursts, one tena
       for (const tier of ['Realtime', 'Batch', 'Offline']) {
         expect(h[`sluice${tier}Jain`]).toBeGreaterThanOrEqual(0.9);
         expect(h[`sluice${tier}WorstAccountRatio`]).toBeGreaterThanOrEqual(0.9);
+      }
+      // A burst waits its turn; its tenant's steady account does not wait behind it. Under the
+      // priority baseline's one queue per tier, the steady batch and offline accounts waited as
+      // long as their bursting siblings.
+      type Waits = Record<string, { accountWaitMs: Record<string, { p99: number | null }> }>;
+      const fairness = (out.details as { fairness: Record<'sluice' | 'priority', Waits> }).fairness;
+      const p99 = (system: 'sluice' | 'priority', tier: string, account: string) =>
+        fairness[system][tier]!.accountWaitMs[account]!.p99 ?? Infinity;
+      for (const [tier, tenant] of [
+        ['realtime', 'support'],
+        ['batch', 'marketing'],
+        ['offline', 'etl'],
+      ] as const) {
+        const steady = p99('sluice', tier, `${tenant}-steady`);
+        console.log(
+          `${tier}: ${tenant}-steady wait p99 ${steady} ms beside ${tenant}-burst ${p99('sluice', tier, `${tenant}-burst`)} (priority: ${p99('priority', tier, `${tenant}-steady`)})`,
+        );
+        expect(steady).toBeLessThan(p99('sluice', tier, `${tenant}-burst`));
+        if (tier !== 'realtime') expect(steady).toBeLessThan(p99('priority', tier, `${tenant}-steady`));
       }
     },
   );
