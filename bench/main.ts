@@ -16,6 +16,7 @@ import type { LabEngine } from './lib/engine.js';
 import { startRealEngine } from './lib/real-engine.js';
 import { StalledRun } from './lib/stall.js';
 import { parseJsonlTrace, type TraceEvent } from './lib/trace.js';
+import { flood } from './scenarios/flood.js';
 import { isolation } from './scenarios/isolation.js';
 import { mixedOverload } from './scenarios/mixed-overload.js';
 import { replay } from './scenarios/replay.js';
@@ -34,6 +35,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   isolation: isolation as Scenario,
   scale,
   'retry-loop': retryLoopScenario,
+  flood,
   replay,
 };
 

@@ -28,6 +28,12 @@ export interface FeltFigures {
    * tier sent no streams.
    */
   readonly ttftMs: Percentiles | null;
+  /**
+   * Of the requests never served, first send to their last answer (a refusal, an expiry, or the
+   * client giving up): how long a user waited to learn it will not be served. One never answered
+   * counts as endless. null: none was refused.
+   */
+  readonly refusedAfterMs: Percentiles | null;
 }
 
 interface RequestRecord {
@@ -53,6 +59,7 @@ function figures(list: readonly RequestRecord[], maxWaitMs: (tier: string) => nu
   const started = served.filter((r) => r.last.startedAt !== undefined);
   const startedSet = new Set(started);
   const servedSet = new Set(served);
+  const refused = list.filter((r) => !servedSet.has(r));
   const good = started.filter((r) => r.last.startedAt! - r.firstSentAt <= maxWaitMs(r.tier));
   // A served stream whose text never reached the client did not give its user a first token either.
   const streams = list.filter((r) => r.stream);
@@ -65,6 +72,11 @@ function figures(list: readonly RequestRecord[], maxWaitMs: (tier: string) => nu
     waitMs: percentiles(list.map((r) => (startedSet.has(r) ? r.last.startedAt! - r.firstSentAt : Infinity))),
     endToEndMs: percentiles(list.map((r) => (servedSet.has(r) ? r.last.answeredAt! - r.firstSentAt : Infinity))),
     ttftMs: streams.length ? percentiles(streams.map(ttft)) : null,
+    refusedAfterMs: refused.length
+      ? percentiles(
+          refused.map((r) => (r.last.answeredAt === undefined ? Infinity : r.last.answeredAt - r.firstSentAt)),
+        )
+      : null,
   };
 }
 

@@ -97,12 +97,13 @@ export function feltTable(c: Comparison): Table {
         p50p99(f.waitMs),
         p50p99(f.endToEndMs),
         f.ttftMs ? p50p99(f.ttftMs) : 'no streams',
+        f.refusedAfterMs ? p50p99(f.refusedAfterMs) : 'none refused',
         pct(r.gpu.utilization),
       ]);
     }
   }
   return {
-    title: `what users feel, per request: success (last attempt served), goodput (started within the tier's maximum wait of the first send: ${waits}), wait (first send to GPU start) and end to end (first send to answer), a request never served counting as never; time to first token (first send to the first generated text at the client) over streamed requests only (${c.world.streams ? "'no streams' where a tier sends none" : 'the trace has none'}); GPU utilization of the whole run`,
+    title: `what users feel, per request: success (last attempt served), goodput (started within the tier's maximum wait of the first send: ${waits}), wait (first send to GPU start) and end to end (first send to answer), a request never served counting as never; time to first token (first send to the first generated text at the client) over streamed requests only (${c.world.streams ? "'no streams' where a tier sends none" : 'the trace has none'}); refused after: of the requests never served, first send to their last answer (refusal, expiry or the client giving up); GPU utilization of the whole run`,
     columns: [
       'tier',
       'system',
@@ -112,6 +113,7 @@ export function feltTable(c: Comparison): Table {
       'wait p50 / p99',
       'end to end p50 / p99',
       'TTFT p50 / p99',
+      'refused after p50 / p99',
       'GPU utilization',
     ],
     rows,

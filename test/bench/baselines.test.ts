@@ -55,9 +55,17 @@ describe('the baselines on one trace', () => {
     // It started the moment the running batch request finished.
     expect(rt.startedAt).toBe(firstBatch.answeredAt);
     const felt = feltFigures(run.recorder.attempts, ['realtime', 'batch'], (t) => defaultTiers[t]!.maxQueueWaitMs);
-    expect(felt.tiers.realtime).toMatchObject({ requests: 1, success: 1, goodput: 1, ttftMs: null });
+    expect(felt.tiers.realtime).toMatchObject({
+      requests: 1,
+      success: 1,
+      goodput: 1,
+      ttftMs: null,
+      refusedAfterMs: null,
+    });
     // Batch requests that gave up count as never served: their wait p99 is endless.
     expect(felt.tiers.batch!.success).toBeLessThan(1);
     expect(felt.tiers.batch!.waitMs.p99).toBe(Infinity);
+    // They learned it when their client gave up, 2.5 s after sending.
+    expect(felt.tiers.batch!.refusedAfterMs).toMatchObject({ p50: 2_500, max: 2_500 });
   });
 });

@@ -97,6 +97,7 @@ describe('command line', () => {
       flags: { counts: '10,20' },
     });
     expect(Object.keys(SCENARIOS).sort()).toEqual([
+      'flood',
       'isolation',
       'mixed-overload',
       'replay',
