@@ -1,7 +1,7 @@
 /**
- * Who got what, as tables: per tier (success, goodput, Jain over tenants), per tenant,
- * the accounts Sluice served worst and those that waited longest, each beside every baseline. Shared by the
- * scenarios whose traffic has several tenants per tier (mixed-overload, replay).
+ * Who got what, as tables: per tier (success, goodput, Jain over tenants), per tenant, the
+ * accounts Sluice served worst and those that waited longest, each beside every baseline.
+ * Shared by the scenarios whose traffic has several tenants per tier (mixed-overload, replay).
  */
 import { BASELINES, SYSTEM_LABELS } from './baselines.js';
 import type { RunComparison, SystemReport } from './compare.js';
