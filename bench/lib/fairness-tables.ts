@@ -60,7 +60,43 @@ export function fairnessBySystem(c: RunComparison, trace: readonly TraceEvent[])
 const tierOf = (s: SystemFairness, tier: string): TierFairness | undefined =>
   Object.hasOwn(s.fairness, tier) ? s.fairness[tier] : undefined;
 
-const descending = (x: number, y: number) => (x === y ? 0 : x > y ? -1 : 1);
+interface AccountRow {
+  readonly tier: string;
+  readonly account: string;
+  readonly t: TierFairness;
+}
+
+/**
+ * Sluice's accounts, tier by tier as the other tables, when all fit in `limit`; otherwise the
+ * `limit` that come first by `figure` in `order` (then the busier account, then the name).
+ */
+function accountsShown(
+  tiers: readonly string[],
+  systems: readonly SystemFairness[],
+  limit: number,
+  figure: (t: TierFairness, account: string) => number,
+  order: 'ascending' | 'descending',
+): { all: AccountRow[]; shown: AccountRow[] } {
+  const sluice = systems.at(-1)!;
+  const all = tiers.flatMap((tier) => {
+    const t = tierOf(sluice, tier);
+    if (!t) return [];
+    return Object.keys(t.accountRequests).map((account) => ({ tier, account, t }));
+  });
+  // Compared, not subtracted: a figure may be Infinity (never), and Infinity - Infinity is NaN.
+  const compare = (x: number, y: number) => {
+    if (x === y) return 0;
+    return (order === 'ascending' ? x < y : x > y) ? -1 : 1;
+  };
+  if (all.length > limit)
+    all.sort(
+      (a, b) =>
+        compare(figure(a.t, a.account), figure(b.t, b.account)) ||
+        b.t.accountRequests[b.account]! - a.t.accountRequests[a.account]! ||
+        (a.account < b.account ? -1 : a.account > b.account ? 1 : 0),
+    );
+  return { all, shown: all.slice(0, limit) };
+}
 
 const share = (record: Readonly<Record<string, number>> | undefined, key: string): string =>
   record && Object.hasOwn(record, key) ? pct(record[key]!) : '–';
@@ -141,21 +177,7 @@ export function tenantTable(tiers: readonly string[], systems: readonly SystemFa
  * Sluice served the smallest share of: where to look first in a trace of many accounts.
  */
 export function worstAccountsTable(tiers: readonly string[], systems: readonly SystemFairness[], limit: number): Table {
-  const sluice = systems.at(-1)!;
-  const all = tiers.flatMap((tier) => {
-    const t = tierOf(sluice, tier);
-    if (!t) return [];
-    return Object.keys(t.accountSuccess).map((account) => ({ tier, account, t }));
-  });
-  // All of them fit: tier by tier, as the other tables. Otherwise the worst first.
-  if (all.length > limit)
-    all.sort(
-      (a, b) =>
-        a.t.accountSuccess[a.account]! - b.t.accountSuccess[b.account]! ||
-        b.t.accountRequests[b.account]! - a.t.accountRequests[a.account]! ||
-        (a.account < b.account ? -1 : a.account > b.account ? 1 : 0),
-    );
-  const shown = all.slice(0, limit);
+  const { all, shown } = accountsShown(tiers, systems, limit, (t, account) => t.accountSuccess[account]!, 'ascending');
   return {
     title:
       shown.length < all.length
@@ -180,21 +202,13 @@ export function worstAccountsTable(tiers: readonly string[], systems: readonly S
  * pass it: per tier, that reads as the whole tier waiting.
  */
 export function accountWaitTable(tiers: readonly string[], systems: readonly SystemFairness[], limit: number): Table {
-  const sluice = systems.at(-1)!;
-  const all = tiers.flatMap((tier) => {
-    const t = tierOf(sluice, tier);
-    if (!t) return [];
-    return Object.keys(t.accountWaitMs).map((account) => ({ tier, account, t }));
-  });
-  if (all.length > limit)
-    all.sort(
-      (a, b) =>
-        // Never (Infinity) first; Infinity - Infinity would be NaN.
-        descending(a.t.accountWaitMs[a.account]!.p99, b.t.accountWaitMs[b.account]!.p99) ||
-        b.t.accountRequests[b.account]! - a.t.accountRequests[a.account]! ||
-        (a.account < b.account ? -1 : a.account > b.account ? 1 : 0),
-    );
-  const shown = all.slice(0, limit);
+  const { all, shown } = accountsShown(
+    tiers,
+    systems,
+    limit,
+    (t, account) => t.accountWaitMs[account]!.p99,
+    'descending',
+  );
   const wait = (s: SystemFairness, tier: string, account: string) => {
     const waits = tierOf(s, tier)?.accountWaitMs;
     if (!waits || !Object.hasOwn(waits, account)) return '–';
