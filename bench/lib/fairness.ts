@@ -4,6 +4,7 @@
  * within the tier's maximum queue wait), and Jain's fairness index over tokens
  * served ÷ tokens asked across the tenants of a tier.
  */
+import { waitBeforeGpuMs } from './felt.js';
 import { isOk, percentiles, round, type Attempt } from './recorder.js';
 import type { TraceEvent } from './trace.js';
 
@@ -24,7 +25,7 @@ export interface RequestOutcome {
   readonly ok: boolean;
   /** Served, and started within its tier's maximum queue wait of its first send. */
   readonly good: boolean;
-  /** First send to its start on the GPU; Infinity when it was never served (as in felt.ts). */
+  /** First send to its start on the GPU; Infinity when it was never served (felt.ts waitBeforeGpuMs). */
   readonly waitMs: number;
 }
 
@@ -44,7 +45,7 @@ export function outcomes(
   for (const [request, a] of last) {
     const ok = a.status !== undefined && isOk(a.status);
     const sentAt = first.get(request)!.sentAt;
-    const waitMs = ok && a.startedAt !== undefined ? a.startedAt - sentAt : Infinity;
+    const waitMs = waitBeforeGpuMs(sentAt, a);
     const good = Number.isFinite(waitMs) && waitMs <= maxWaitMs(a.tier);
     const e = trace[request];
     out.push({

@@ -54,13 +54,19 @@ function requests(attempts: readonly Attempt[]): RequestRecord[] {
   return [...byRequest.values()];
 }
 
+/** A request's wait: first send to its start on the GPU, Infinity unless its last attempt was served. */
+export function waitBeforeGpuMs(firstSentAt: number, last: Attempt): number {
+  return last.status !== undefined && isOk(last.status) && last.startedAt !== undefined
+    ? last.startedAt - firstSentAt
+    : Infinity;
+}
+
 function figures(list: readonly RequestRecord[], maxWaitMs: (tier: string) => number): FeltFigures {
   const served = list.filter((r) => r.last.status !== undefined && isOk(r.last.status));
-  const started = served.filter((r) => r.last.startedAt !== undefined);
-  const startedSet = new Set(started);
   const servedSet = new Set(served);
   const refused = list.filter((r) => !servedSet.has(r));
-  const good = started.filter((r) => r.last.startedAt! - r.firstSentAt <= maxWaitMs(r.tier));
+  const waits = list.map((r) => waitBeforeGpuMs(r.firstSentAt, r.last));
+  const good = list.filter((r, i) => Number.isFinite(waits[i]!) && waits[i]! <= maxWaitMs(r.tier));
   // A served stream whose text never reached the client did not give its user a first token either.
   const streams = list.filter((r) => r.stream);
   const ttft = (r: RequestRecord) =>
@@ -69,7 +75,7 @@ function figures(list: readonly RequestRecord[], maxWaitMs: (tier: string) => nu
     requests: list.length,
     success: list.length ? round(served.length / list.length, 4) : 1,
     goodput: list.length ? round(good.length / list.length, 4) : 1,
-    waitMs: percentiles(list.map((r) => (startedSet.has(r) ? r.last.startedAt! - r.firstSentAt : Infinity))),
+    waitMs: percentiles(waits),
     endToEndMs: percentiles(list.map((r) => (servedSet.has(r) ? r.last.answeredAt! - r.firstSentAt : Infinity))),
     ttftMs: streams.length ? percentiles(streams.map(ttft)) : null,
     refusedAfterMs: refused.length

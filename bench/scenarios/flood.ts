@@ -8,10 +8,11 @@
  *
  * Replayed like a trace of your own (replay.ts), from a trace generated per seed.
  */
-import { BASELINES } from '../lib/baselines.js';
+import type { Percentiles } from '../lib/recorder.js';
 import { createRng } from '../lib/rng.js';
 import { burst, type TraceEvent } from '../lib/trace.js';
-import { replay } from './replay.js';
+import { ms, type FigureSpec } from '../lib/versus.js';
+import { runReplay } from './replay.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
 export interface FloodParams {
@@ -56,18 +57,21 @@ export const flood: Scenario = {
   async run(ctx: ScenarioContext) {
     const p = ctx.size === 'full' ? floodFull : floodSmall;
     const trace = floodTrace(ctx.seed, p);
-    const out = await replay.run({ ...ctx, trace, flags: { 'gpu-slots': String(p.gpuSlots), ...ctx.flags } });
-    const c = out.comparison!;
-    const systems = [['sluice', c.sluice] as const, ...BASELINES.map((b) => [b, c.baselines[b]] as const)];
-    const refusedAfter = Object.fromEntries(
-      systems.flatMap(([name, r]) => {
+    const refusedAfter = (name: string, pick: (p: Percentiles) => number): FigureSpec => ({
+      name: `BatchRefusedAfter${name}Ms`,
+      label: `batch: refused after ${name.toLowerCase()} (first send to the last answer of a request never served)`,
+      figure: (r) => {
         const f = r.felt.batch?.refusedAfterMs;
-        return [
-          [`${name}BatchRefusedAfterP50Ms`, f ? f.p50 : null],
-          [`${name}BatchRefusedAfterP99Ms`, f ? f.p99 : null],
-        ];
-      }),
-    );
+        // None refused: nobody waited to hear a refusal.
+        return f ? pick(f) : 0;
+      },
+      better: 'lower',
+      format: ms,
+    });
+    const out = await runReplay({ ...ctx, trace, flags: { 'gpu-slots': String(p.gpuSlots), ...ctx.flags } }, [
+      refusedAfter('P50', (f) => f.p50),
+      refusedAfter('P99', (f) => f.p99),
+    ]);
     return {
       ...out,
       scenario: 'flood',
@@ -75,7 +79,6 @@ export const flood: Scenario = {
         ...out.params,
         trace: `${p.requests} batch requests from ${p.accounts} accounts, ${p.tokens[0]}-${p.tokens[1]} tokens each, sent over ${p.forMs / 1000} s from ${p.atMs / 1000} s`,
       },
-      headline: { ...out.headline, ...refusedAfter },
     };
   },
 };

@@ -42,7 +42,7 @@ import {
 import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
 import { ms, pct, type FigureSpec } from '../lib/versus.js';
 import { LAB_MODEL, withEngineFlags, type AccountSpec, type World } from '../lib/world.js';
-import type { Scenario, ScenarioContext } from './types.js';
+import type { Scenario, ScenarioContext, ScenarioOutput } from './types.js';
 
 /** A trace may have thousands of accounts: the table shows those Sluice served worst; the JSON report has all. */
 const ACCOUNTS_SHOWN = 15;
@@ -165,81 +165,85 @@ export const replay: Scenario = {
   name: 'replay',
   description: 'your own JSONL trace through Sluice and the baseline (--trace file.jsonl)',
   engines: ['embedded', 'real'],
-  async run(ctx: ScenarioContext) {
-    const world = withEngineFlags(replayWorld(ctx), ctx.flags);
-    ctx.log(
-      `replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`,
-    );
-    const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
-    const systems = fairnessBySystem(c, world.trace);
-    const specs: FigureSpec[] = [
-      {
-        name: 'RefusedRatio',
-        label: 'rate-limited ratio (refused / sent)',
-        figure: (r) => r.refusedRatio,
-        better: 'lower',
-        format: pct,
-      },
-      {
-        name: 'GpuRefused',
-        label: 'GPU refused (429/503)',
-        figure: (r) => r.gpu.refused429 + r.gpu.refused503,
-        better: 'lower',
-      },
-      {
-        name: 'DeliveriesPerCompleted',
-        label: 'deliveries (baselines: attempts) per completed request',
-        figure: deliveriesPerCompleted,
-        better: 'lower',
-        format: String,
-      },
-      {
-        name: 'WaitP99Ms',
-        label: 'wait before GPU p99',
-        figure: (r) => r.total.waitMs.p99,
-        better: 'lower',
-        format: ms,
-      },
-      {
-        name: 'LatencyP99Ms',
-        label: 'latency (served) p99',
-        figure: (r) => r.total.latencyMs.p99,
-        better: 'lower',
-        format: ms,
-      },
-    ];
-    const models = [...new Set((ctx.trace ?? []).map((e) => e.model))].sort();
-    return {
-      scenario: 'replay',
-      seed: ctx.seed,
-      size: ctx.size,
-      params: {
-        requests: world.trace.length,
-        models,
-        servedBy: world.pools
-          ? `one pool per model: ${Object.entries(world.pools)
-              .map(([m, n]) => `${m} ${n} slots`)
-              .join(', ')}`
-          : `${LAB_MODEL} (one simulated pool)`,
-        gpu: world.gpu,
-        flags: ctx.flags,
-        ...baselineParams(world, c),
-      },
-      headline: {
-        requests: c.world.requests,
-        ...feltHeadline(c, specs),
-        sluiceGpuBusyWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.utilization ?? null,
-      },
-      tables: [
-        tierFairnessTable(c.world.tiers, systems),
-        ...(world.pools ? [modelTable(c.world.tiers, systems)] : []),
-        tenantTable(c.world.tiers, systems),
-        worstAccountsTable(c.world.tiers, systems, ACCOUNTS_SHOWN),
-        accountWaitTable(c.world.tiers, systems, ACCOUNTS_SHOWN),
-        ...comparisonTables(c, specs),
-      ],
-      details: { fairness: Object.fromEntries(systems.map((s) => [s.name, s.fairness])) },
-      comparison: c,
-    };
-  },
+  run: (ctx) => runReplay(ctx),
 };
+
+/** The replay of `ctx.trace`; `figures` are a caller's own, headlined and compared beside replay's. */
+export async function runReplay(ctx: ScenarioContext, figures: readonly FigureSpec[] = []): Promise<ScenarioOutput> {
+  const world = withEngineFlags(replayWorld(ctx), ctx.flags);
+  ctx.log(
+    `replay: ${world.trace.length} requests from ${Object.keys(world.accounts).length} accounts, ${world.gpu.slots} GPU slots`,
+  );
+  const c = await compare(world, { ...(ctx.engine ? { engine: ctx.engine } : {}), progress: ctx.log });
+  const systems = fairnessBySystem(c, world.trace);
+  const specs: FigureSpec[] = [
+    ...figures,
+    {
+      name: 'RefusedRatio',
+      label: 'rate-limited ratio (refused / sent)',
+      figure: (r) => r.refusedRatio,
+      better: 'lower',
+      format: pct,
+    },
+    {
+      name: 'GpuRefused',
+      label: 'GPU refused (429/503)',
+      figure: (r) => r.gpu.refused429 + r.gpu.refused503,
+      better: 'lower',
+    },
+    {
+      name: 'DeliveriesPerCompleted',
+      label: 'deliveries (baselines: attempts) per completed request',
+      figure: deliveriesPerCompleted,
+      better: 'lower',
+      format: String,
+    },
+    {
+      name: 'WaitP99Ms',
+      label: 'wait before GPU p99',
+      figure: (r) => r.total.waitMs.p99,
+      better: 'lower',
+      format: ms,
+    },
+    {
+      name: 'LatencyP99Ms',
+      label: 'latency (served) p99',
+      figure: (r) => r.total.latencyMs.p99,
+      better: 'lower',
+      format: ms,
+    },
+  ];
+  const models = [...new Set((ctx.trace ?? []).map((e) => e.model))].sort();
+  return {
+    scenario: 'replay',
+    seed: ctx.seed,
+    size: ctx.size,
+    params: {
+      requests: world.trace.length,
+      models,
+      servedBy: world.pools
+        ? `one pool per model: ${Object.entries(world.pools)
+            .map(([m, n]) => `${m} ${n} slots`)
+            .join(', ')}`
+        : `${LAB_MODEL} (one simulated pool)`,
+      gpu: world.gpu,
+      flags: ctx.flags,
+      ...baselineParams(world, c),
+    },
+    headline: {
+      requests: c.world.requests,
+      ...feltHeadline(c, specs),
+      sluiceGpuBusyWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.utilization ?? null,
+    },
+    tables: [
+      tierFairnessTable(c.world.tiers, systems),
+      ...(world.pools ? [modelTable(c.world.tiers, systems)] : []),
+      tenantTable(c.world.tiers, systems),
+      worstAccountsTable(c.world.tiers, systems, ACCOUNTS_SHOWN),
+      accountWaitTable(c.world.tiers, systems, ACCOUNTS_SHOWN),
+      ...comparisonTables(c, specs),
+    ],
+    details: { fairness: Object.fromEntries(systems.map((s) => [s.name, s.fairness])) },
+    comparison: c,
+  };
+}
