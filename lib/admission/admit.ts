@@ -13,6 +13,8 @@ import { activeReservations } from '../policy/reservations.js';
 import type { Policy } from '../policy/schema.js';
 import { own } from '../lookup.js';
 import { reservoirKey, reservoirPlace, windowKey, type WindowScope } from '../store/keys.js';
+import { fairShareRetryMs, type FairShare } from '../limits/fair-share.js';
+import type { FairShareView } from './fair-share-view.js';
 import type { AdmitDecision, RateStore, Unit, WindowLimit, WindowState } from '../store/types.js';
 
 const MINUTE = 60_000;
@@ -54,6 +56,7 @@ export type Admission =
 export type RejectReason =
   | `${'account-model' | 'tenant-model' | 'tenant'}:${Unit}`
   | 'reservoir'
+  | 'fair-share'
   | 'account-paused'
   | 'tenant-paused'
   | 'request-too-large';
@@ -143,7 +146,16 @@ export function degradeFactor(softLimit: number, used: number, maxSteps: number)
   return 1 / 2 ** steps;
 }
 
-export async function admit(store: RateStore, policy: Policy, request: AdmissionRequest): Promise<Admission> {
+/**
+ * `shares`, when given, caps the LiteTopic's reservoir at the level its tier's flows are filled
+ * to within the tier's maximum wait, while the tier is over-committed (lib/limits/fair-share.ts).
+ */
+export async function admit(
+  store: RateStore,
+  policy: Policy,
+  request: AdmissionRequest,
+  shares?: FairShareView,
+): Promise<Admission> {
   const { account } = request.account;
   if (own(policy.tenants, account.tenant)?.paused) {
     return {
@@ -184,16 +196,29 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
     account: request.account.id,
     model: request.model,
   });
+  const maxWaitMs = tierMaxWaitMs(policy, account.tier);
+  const paced = reservoirSize(policy, request, resolved) + extra.reservoir;
+  const share = await shares?.share(request.model, account.tier, request.now);
   const reservoir = {
     key: reservoirKey(account.tenant, liteTopic),
-    max: reservoirSize(policy, request, resolved) + extra.reservoir,
+    max: share === undefined ? paced : Math.min(paced, share.cap),
     member: request.id ?? randomUUID(),
     // The place lapses with the request (its deadline is the tier's maximum wait), so a lost release heals itself.
-    holdMs: tierMaxWaitMs(policy, account.tier),
+    holdMs: maxWaitMs,
   };
   const decision: AdmitDecision = await store.admit({ limits, reservoir });
   if (!decision.allowed) {
     const denied = decision.deniedBy;
+    if (!('unit' in denied) && share !== undefined && share.cap < paced) {
+      const retryAfterMs = Math.max(decision.retryAfterMs, fairShareRetryMs(decision.queued, share));
+      return {
+        outcome: 'reject',
+        reason: 'fair-share',
+        message: fairShareMessage(decision.queued, share, maxWaitMs, retryAfterMs),
+        retryAfterMs,
+        windows: decision.windows,
+      };
+    }
     const reason: RejectReason =
       'unit' in denied ? (limitName(denied.scope, denied.unit) as RejectReason) : 'reservoir';
     return {
@@ -234,6 +259,15 @@ export async function admit(store: RateStore, policy: Policy, request: Admission
       ? `${near.scope} ${near.unit} at ${Math.round((100 * (near.limit - near.remaining)) / near.limit)}% of ${near.limit} per minute`
       : undefined,
   };
+}
+
+function fairShareMessage(queued: number, { rate }: FairShare, maxWaitMs: number, retryAfterMs: number): string {
+  const perMinute = rate * 60;
+  const pace = perMinute >= 1 ? `${Math.round(perMinute)} per minute` : `1 every ${Math.round(1 / perMinute)} minutes`;
+  return (
+    `This model is busy: it starts about ${pace} of your requests, and the ${queued} already waiting ` +
+    `fill what it can start within ${Math.round(maxWaitMs / 1000)} s. Retry after ${Math.ceil(retryAfterMs / 1000)} s.`
+  );
 }
 
 function rejectMessage(reason: RejectReason, retryAfterMs: number): string {

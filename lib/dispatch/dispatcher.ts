@@ -26,7 +26,7 @@ import {
   type Worker,
 } from '../queue/types.js';
 import type { ResultChannel, StoredResult } from '../results/types.js';
-import { paceKey } from '../store/keys.js';
+import { paceKey, parseReservoirPlace } from '../store/keys.js';
 import type { RateStore } from '../store/types.js';
 import type { Logger } from '../telemetry/log.js';
 import type { UpstreamClient, UpstreamReply } from '../upstream/client.js';
@@ -40,6 +40,7 @@ import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
 import { createFlowControl, type FlowControl, type FlowControlOptions } from './flow/scheduler.js';
+import type { FlowKey } from './flow/fair-queue.js';
 import { createModelCapacity, type SlotSource } from './flow/saturation.js';
 import type { Tokens } from './flow/service-time.js';
 import { tokensUsed } from './usage.js';
@@ -90,6 +91,9 @@ export interface DispatcherDeps {
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 /** Upstream answers about the request itself: relayed as they are, never retried or dead-lettered. */
 const CLIENT_ERRORS = new Set([400, 404, 422]);
+
+/** The request's flow in the scheduler: its tier, tenant and account. */
+const flowOf = (e: Envelope): FlowKey => ({ tier: e.tier, tenant: e.tenant, account: e.account });
 
 /** How an envelope leaves the queue for good, shared by the handler and the dead-letter path. */
 function settlement(
@@ -336,6 +340,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     }
 
     const limits = resolveLimits(policy, account, envelope.model).accountModel;
+    const reservoir = envelope.reservoirKey === undefined ? undefined : parseReservoirPlace(envelope.reservoirKey)?.key;
     const rate = limits.rate * envelope.paceFactor * congestion.factor(envelope.model);
     // A message that already holds a release slot (booked earlier, or released and then
     // stopped at the capacity gate) does not pay for another one.
@@ -348,9 +353,16 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       }
       await sleep(clock, ms);
     } else if (booked === undefined) {
-      const pace = { key: paceKey(envelope.tenant, envelope.liteTopic), rate, burst: limits.burst, reserveUpToMs };
+      const pace = {
+        key: paceKey(envelope.tenant, envelope.liteTopic),
+        rate,
+        burst: limits.burst,
+        reserveUpToMs,
+        reservoir,
+      };
       for (;;) {
-        const { waitMs, reserved } = await store.paceReserving(pace);
+        const { waitMs, reserved, queued } = await store.paceReserving(pace);
+        if (queued !== undefined && reservoir !== undefined) flows.noteDepth(reservoir, queued);
         if (waitMs === 0) break;
         // A booked release a little ahead is held here when there is room: no redelivery for it.
         const held = reserved && waitMs >= minSuspendMs ? flows.holdForPace(waitMs) : undefined;
@@ -370,12 +382,13 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     const askedAt = clock.now();
     emit({ type: 'awaiting-slot', envelope });
     const verdict = await flows.ask({
-      flow: { tier: envelope.tier, tenant: envelope.tenant, account: envelope.account },
+      flow: flowOf(envelope),
       model: envelope.model,
       deadline: effectiveDeadline(envelope, policy, clock.now()),
       estimate: envelope.tokenEstimate,
       promptEstimate: envelope.promptEstimate ?? 0,
       liteTopic: message.liteTopic,
+      reservoir,
     });
     if (verdict.kind === 'expired') return expire(envelope);
     if (verdict.kind === 'late') {

@@ -63,6 +63,13 @@ export function createEmbeddedStore(clock: Clock): RateStore {
     return places;
   }
 
+  /** Read only, as in the Lua twins: live places are those that lapse after now. */
+  function liveCount(key: string, now: number): number {
+    let n = 0;
+    for (const until of reservoirs.get(key)?.values() ?? []) if (until > now) n++;
+    return n;
+  }
+
   function leasesOf(key: string, now: number): Map<string, Lease> {
     let leases = gates.get(key);
     if (!leases) gates.set(key, (leases = new Map()));
@@ -140,6 +147,10 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       if (places?.size === 0) reservoirs.delete(at.key);
     },
 
+    async reservoirDepth(key: string): Promise<number> {
+      return liveCount(key, clock.now());
+    },
+
     async pace(input: PaceInput): Promise<number> {
       const now = clock.now();
       const decision = pace(input, tats.get(input.key), now);
@@ -148,9 +159,12 @@ export function createEmbeddedStore(clock: Clock): RateStore {
     },
 
     async paceReserving(input) {
-      const decision = pace(input, tats.get(input.key), clock.now(), input.reserveUpToMs);
+      const now = clock.now();
+      const decision = pace(input, tats.get(input.key), now, input.reserveUpToMs);
       if (decision.tat !== undefined) tats.set(input.key, decision.tat);
-      return { waitMs: decision.waitMs, reserved: decision.reserved };
+      const outcome = { waitMs: decision.waitMs, reserved: decision.reserved };
+      if (input.reservoir === undefined) return outcome;
+      return { ...outcome, queued: liveCount(input.reservoir, now) };
     },
 
     async acquireSlot(request: SlotRequest): Promise<SlotDecision> {

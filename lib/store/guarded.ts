@@ -302,6 +302,12 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
       await attempt('leaveReservoir', () => primary.leaveReservoir(key));
     },
 
+    // Only the shared store holds reservoirs; unanswered, the LiteTopic reads as empty (nothing refused for it).
+    async reservoirDepth(key: string): Promise<number> {
+      const result = await attempt('reservoirDepth', () => primary.reservoirDepth(key));
+      return result ? result.value : 0;
+    },
+
     async pace(input: PaceInput): Promise<number> {
       const result = await attempt('pace', () => primary.pace(input));
       if (result) return result.value;
@@ -315,7 +321,8 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
       if (result) return result.value;
       if (mode === 'fail-closed') throw unavailable();
       counts.degraded++;
-      return fallback.paceReserving({ ...input, rate: input.rate * factor });
+      // The fallback holds no reservoir: it would say the LiteTopic is empty.
+      return fallback.paceReserving({ ...input, rate: input.rate * factor, reservoir: undefined });
     },
 
     async acquireSlot(request: SlotRequest): Promise<SlotDecision> {

@@ -74,6 +74,14 @@ export function returnScheduleKey(model: string, tier: string): string {
   return `${PREFIX}:{gate:${part(model)}}:returns:${part(tier)}`;
 }
 
+/**
+ * The starts per second a backlogged flow of a tier can count on from a model, as each
+ * dispatcher reports it for the edge (lib/limits/fair-share.ts); in the model's slot.
+ */
+export function fairShareKey(model: string, tier: string): string {
+  return `${PREFIX}:{gate:${part(model)}}:share:${part(tier)}`;
+}
+
 export function resultKey(id: string): string {
   return `${PREFIX}:result:${part(id)}`;
 }

@@ -12,6 +12,7 @@ import {
   type ReplyMode,
 } from '../../../lib/envelope.js';
 import { admit } from '../../../lib/admission/admit.js';
+import { createFairShareView } from '../../../lib/admission/fair-share-view.js';
 import { rateLimitHeaders, retryAfterSeconds } from '../../../lib/admission/headers.js';
 import { own } from '../../../lib/lookup.js';
 import type { StoredResult } from '../../../lib/results/types.js';
@@ -43,6 +44,7 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
   const maxBodyDepth = Math.min(deps.options?.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH, MAX_ENVELOPE_BODY_DEPTH);
   checkPublicBaseUrl(deps.options?.publicBaseUrl);
   const statusUrl = (id: string) => requestStatusUrl(deps.options?.publicBaseUrl, id);
+  const shares = createFairShareView(deps.store);
   for (const [path, operation] of ROUTES) {
     app.post(path, requireJson, limitBody(deps.options?.bodyLimitBytes ?? 1024 * 1024), (c) => handle(c, operation));
   }
@@ -57,12 +59,17 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
     const tier = own(policy.tiers, account.account.tier)!;
     const estimate = estimateTokenParts(operation, body, model.defaultMaxTokens);
     const tokenEstimate = estimate.prompt + estimate.output;
-    const admission = await admit(deps.store, policy, {
-      account,
-      model: body.model,
-      tokenEstimate,
-      now: deps.clock.now(),
-    });
+    const admission = await admit(
+      deps.store,
+      policy,
+      {
+        account,
+        model: body.model,
+        tokenEstimate,
+        now: deps.clock.now(),
+      },
+      shares,
+    );
     for (const [k, v] of Object.entries(rateLimitHeaders(admission.windows))) c.header(k, v);
 
     const who = {

@@ -28,13 +28,15 @@ import type { Clock } from '../../clock/clock.js';
 import type { Model, Policy } from '../../policy/schema.js';
 import { own } from '../../lookup.js';
 import { endsNear, slotsInUse } from '../../limits/capacity-gate.js';
-import { liteTopicReturnKey, returnScheduleKey, slotGateKey } from '../../store/keys.js';
+import { fairShareKey, liteTopicReturnKey, returnScheduleKey, slotGateKey } from '../../store/keys.js';
+import { encodeReport, fairShare, FAIR_SHARE_TTL_MS, MAX_REPORTERS } from '../../limits/fair-share.js';
 import { sendBack as sendBackRule } from '../../limits/send-back.js';
 import type { Recall } from '../../queue/types.js';
 import type { RateStore } from '../../store/types.js';
 import { TierQueue, type FlowKey, type Waiter } from './fair-queue.js';
 import { asBorrower, borrowSpec, modelGate, RELEASES_NEAR, type ModelGate } from './gate-spec.js';
 import { DemandPeak } from './demand-peak.js';
+import { FairShareReport } from './fair-share-report.js';
 import { createPaceHold } from './pace-hold.js';
 import { waitForRelease } from './release-spread.js';
 import type { SlotSource } from './saturation.js';
@@ -148,6 +150,8 @@ export interface SlotAsk {
   readonly promptEstimate: number;
   /** The physical LiteTopic its message came from: sent back, it returns with it (lib/limits/send-back.ts). */
   readonly liteTopic: string;
+  /** Its LiteTopic's reservoir (lib/store/keys.ts reservoirKey), whose depth the fair-share report reads. */
+  readonly reservoir?: string;
 }
 
 export interface Grant {
@@ -185,10 +189,14 @@ export interface FlowControl {
   waiting(): number;
   /** Holds a message whose pace booked it `ms` ahead, if there is room (pace-hold.ts); undefined: Suspend it. */
   holdForPace(ms: number): Promise<void> | undefined;
+  /** The reservoir (lib/store/keys.ts reservoirKey) holds `queued` requests now, as read with a pace. */
+  noteDepth(reservoir: string, queued: number): void;
 }
 
 interface Entry {
   readonly liteTopic: string;
+  /** Its flow as the fair-share report counts flows: its reservoir, or its tenant and account. */
+  readonly flow: string;
   /** What it asks: its prompt, and its max_tokens (the rest of its estimate). */
   readonly asked: Tokens;
   settle(verdict: Verdict): void;
@@ -216,7 +224,16 @@ interface ModelFlows {
   cancelKeepalive: (() => void) | undefined;
   /** Requests this dispatcher sent back, until they return. */
   sentBack: SentBack;
+  /** A fair-share report is being made. */
+  reporting: boolean;
 }
+
+/** A flow within its tier, as one string, when its reservoir is not known (an older edge's message). */
+const flowId = (key: FlowKey) => `${key.tenant}\n${key.account}`;
+const isReservoir = (flow: string) => !flow.includes('\n');
+
+/** Reservoirs read before each fair-share report at most, those read longest ago first. */
+export const DEPTH_READS_PER_REPORT = 32;
 
 export function createFlowControl(deps: FlowControlDeps): FlowControl {
   const { clock, store } = deps;
@@ -231,6 +248,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   /** This dispatcher, as the gate tells askers apart (claims). */
   const asker = deps.newId();
   const speed = new ServiceTime();
+  const shares = new FairShareReport();
   /** The tokens a waiter's call is expected to use: its prompt, and what its flow's calls generate of what they ask. */
   const expectedUse = (model: string, w: Waiter<Entry>): Tokens => ({
     prompt: w.value.asked.prompt,
@@ -286,6 +304,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       calls: new Map(),
       cancelKeepalive: undefined,
       sentBack: new SentBack(),
+      reporting: false,
     };
     models.set(model, m);
     const flows = m;
@@ -543,6 +562,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         const used = usedTokens ?? w.value.asked;
         if (usedTokens !== undefined) speed.observeUse(m.model, w.key, usedTokens.output, w.value.asked.output);
         speed.observe(m.model, clock.now() - startedAt, used);
+        shares.observe(m.model, w.key.tier, clock.now() - startedAt);
         q.correct(w.key, used.prompt + used.output - w.estimate);
         await store.releaseSlot(m.key, leaseId);
         void pump(m);
@@ -573,6 +593,54 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       });
     }
     if (m.size === 0) callBack(m);
+    void reportShares(m);
+  }
+
+  /**
+   * Tells the edge, now and then, the level the flows of each over-committed tier are filled to
+   * within its maximum wait (lib/limits/fair-share.ts): a flood's excess is then refused at
+   * admission, not at its deadline. The flows are those waiting here or sent back from here; the
+   * depths of those read longest ago are read again first. Best effort: a report lost only
+   * leaves the edge as it was.
+   */
+  async function reportShares(m: ModelFlows): Promise<void> {
+    const gate = gateOf(m.model);
+    if (!gate || m.reporting || !shares.due(m.model, clock.now())) return;
+    m.reporting = true;
+    try {
+      const now = clock.now();
+      const tiers = new Map<string, Map<string, number>>();
+      for (const tier of gate.weights.keys()) {
+        const here = new Map<string, number>();
+        for (const w of m.tiers.get(tier)?.waiters() ?? []) here.set(w.value.flow, (here.get(w.value.flow) ?? 0) + 1);
+        for (const flow of m.sentBack.flowsAway(tier, now)) here.set(flow, here.get(flow) ?? 1);
+        if (here.size > 0) tiers.set(tier, here);
+      }
+      const reservoirs = [...tiers.values()].flatMap((here) => [...here.keys()].filter(isReservoir));
+      const read = shares.stalest(reservoirs, DEPTH_READS_PER_REPORT);
+      const depths = await Promise.all(read.map((r) => store.reservoirDepth(r).catch(() => undefined)));
+      read.forEach((r, i) => depths[i] !== undefined && shares.noteDepth(r, depths[i]!, clock.now()));
+      for (const [tier, here] of tiers) {
+        const share = fairShare({
+          depths: [...here].map(([flow, n]) => Math.max(n, shares.depth(flow) ?? 0)),
+          slots: gate.open.capacity,
+          meanCallMs: shares.meanCallMs(m.model, tier) ?? 0,
+          maxWaitMs: gate.maxWaitMs.get(tier) ?? 0,
+        });
+        if (share)
+          await store.putMember(
+            fairShareKey(m.model, tier),
+            asker,
+            encodeReport(share),
+            FAIR_SHARE_TTL_MS,
+            MAX_REPORTERS,
+          );
+      }
+    } catch {
+      // The next report tries again.
+    } finally {
+      m.reporting = false;
+    }
   }
 
   /**
@@ -592,10 +660,17 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   }
 
   /** The Suspend of a request sent back from a full room, which the room may call back early; or late. */
-  function sentBackVerdict(m: ModelFlows, tier: string, deadline: number, { ms, late }: SendBackAnswer): Verdict {
+  function sentBackVerdict(
+    m: ModelFlows,
+    tier: string,
+    flow: string,
+    deadline: number,
+    { ms, late }: SendBackAnswer,
+  ): Verdict {
     if (late) return { kind: 'late', retryAfterMs: ms };
     const returnAt = clock.now() + ms;
-    return { kind: 'suspend', ms, onRecallable: (recall) => m.sentBack.add({ tier, deadline, returnAt, recall }) };
+    const away = { tier, flow, deadline, returnAt };
+    return { kind: 'suspend', ms, onRecallable: (recall) => m.sentBack.add({ ...away, recall }) };
   }
 
   /** Asks the gate for the next request in order; false when no waiting tier can have a slot now. */
@@ -679,6 +754,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   return {
     waiting: () => total,
     holdForPace: (ms) => paceHold.hold(ms),
+    noteDepth: (reservoir, queued) => shares.noteDepth(reservoir, queued, clock.now()),
     ask(ask) {
       const now = clock.now();
       if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });
@@ -693,13 +769,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
           const victim = victimFor(m, gate, ask, now);
           if (!victim)
             return sendBack(m, gate, ask.flow.tier, ask.deadline, ask.liteTopic).then((back) =>
-              sentBackVerdict(m, ask.flow.tier, ask.deadline, back),
+              sentBackVerdict(m, ask.flow.tier, ask.reservoir ?? flowId(ask.flow), ask.deadline, back),
             );
           // Out of the room now, so the newcomer has its place; its Suspend once the store answered.
           const { m: from, gate: fromGate, q: fromQueue, w: evicted } = victim;
           if (take(from, fromQueue, evicted, false))
             void sendBack(from, fromGate, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((back) =>
-              evicted.value.settle(sentBackVerdict(from, evicted.key.tier, evicted.deadline, back)),
+              evicted.value.settle(sentBackVerdict(from, evicted.key.tier, evicted.value.flow, evicted.deadline, back)),
             );
         }
       }
@@ -716,6 +792,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
           seq: ++seq,
           value: {
             liteTopic: ask.liteTopic,
+            flow: ask.reservoir ?? flowId(ask.flow),
             asked: { prompt: ask.promptEstimate, output: Math.max(0, ask.estimate - ask.promptEstimate) },
             settle: (verdict) => {
               cancel?.();

@@ -14,6 +14,8 @@ import type { Recall } from '../../queue/types.js';
 
 interface Away {
   readonly tier: string;
+  /** Its flow within the tier (tenant and account), as the fair-share report counts flows. */
+  readonly flow?: string;
   readonly deadline: number;
   /** When it comes back on its own. */
   readonly returnAt: number;
@@ -36,6 +38,14 @@ export class SentBack {
 
   get size(): number {
     return this.away.length;
+  }
+
+  /** The flows of `tier` with a request away now: sent back, not yet due back, not past its deadline. */
+  flowsAway(tier: string, now: number): Set<string> {
+    const flows = new Set<string>();
+    for (const a of this.away)
+      if (a.tier === tier && a.flow !== undefined && a.returnAt > now && a.deadline > now) flows.add(a.flow);
+    return flows;
   }
 
   /**

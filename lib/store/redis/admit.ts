@@ -191,3 +191,16 @@ export async function leaveReservoirScript(client: EvalClient, place: string): P
   const at = parseReservoirPlace(place);
   if (at) await safeEval(client, LEAVE_RESERVOIR, [at.key], [at.member]);
 }
+
+/** KEYS: the reservoir. ARGV: now ('' = Redis TIME). Its live places, read only (the embedded store's liveCount). */
+export const RESERVOIR_DEPTH = defineScript(
+  'reservoir-depth',
+  `${LUA_PRELUDE}
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' then return 0 end
+return redis.call('ZCOUNT', KEYS[1], '(' .. fmt(now_ms(ARGV[1])), '+inf')
+`,
+);
+
+export async function reservoirDepthScript(client: EvalClient, key: string, now: number | undefined): Promise<number> {
+  return num(await safeEval(client, RESERVOIR_DEPTH, [key], [now === undefined ? '' : String(now)]));
+}

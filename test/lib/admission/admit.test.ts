@@ -99,3 +99,31 @@ describe('reservoir', () => {
     expect(reservoirSize(set.policy, { account: set.as('rt'), model: 'm', tokenEstimate: 1, now: 0 })).toBe(7);
   });
 });
+
+describe('fair share at admission', () => {
+  const shareOf = (cap: number, rate: number) => ({ share: async () => ({ cap, rate }) });
+
+  it('refuses what its LiteTopic holds past the level of an over-committed tier, with the rounds to wait', async () => {
+    const { policy, store, as } = setup();
+    const request = { account: as('svc1'), model: 'm', tokenEstimate: 1, now: 1_000 };
+    const outcomes = [];
+    for (let i = 0; i < 4; i++) outcomes.push(await admit(store, policy, request, shareOf(3, 0.5)));
+    expect(outcomes.map((o) => o.outcome)).toEqual(['admit', 'admit', 'admit', 'reject']);
+    expect(outcomes[3]).toMatchObject({ reason: 'fair-share', retryAfterMs: 2_000 });
+    expect(outcomes[3]!.outcome === 'reject' && outcomes[3]!.message).toMatch(/starts about 30 per minute/);
+    // Without a report the LiteTopic holds what its pace releases within the wait, as before.
+    expect((await admit(store, policy, request)).outcome).toBe('admit');
+  });
+
+  it('a level above the pace bound changes nothing: the reservoir refuses as before', async () => {
+    const { policy, store, as } = setup((p) => {
+      p.accounts.svc1!.limits = { reservoir: 2 };
+    });
+    const request = { account: as('svc1'), model: 'm', tokenEstimate: 1, now: 1_000 };
+    for (let i = 0; i < 2; i++) await admit(store, policy, request, shareOf(50, 1));
+    expect(await admit(store, policy, request, shareOf(50, 1))).toMatchObject({
+      outcome: 'reject',
+      reason: 'reservoir',
+    });
+  });
+});

@@ -12,6 +12,8 @@ import {
 import { RECALL_WORTH_MS } from '../../../../lib/dispatch/flow/sent-back.js';
 import { parsePolicy } from '../../../../lib/policy/schema.js';
 import { createEmbeddedStore } from '../../../../lib/store/embedded.js';
+import { bestReport, FAIR_SHARE_TTL_MS } from '../../../../lib/limits/fair-share.js';
+import { fairShareKey, reservoirKey } from '../../../../lib/store/keys.js';
 import { basePolicy } from '../../policy/fixtures.js';
 
 /** 8 slots: realtime reserves 4, batch 2, offline 1, one unreserved. */
@@ -618,5 +620,42 @@ describe('flow control, a waiter that leaves while the gate answers', () => {
     const later = await Promise.all([ask(60_000), ask(60_000)]);
     expect(later.map((v) => v.kind)).toEqual(['granted', 'granted']);
     expect(flows.waiting()).toBe(0);
+  });
+});
+
+describe('fair-share reports', () => {
+  /**
+   * Two slots whose calls took 1 s: 600 starts within batch's 300 s. Three flows wait, one
+   * request each here, their LiteTopics holding `depth` each (their reservoirs).
+   */
+  async function waitingFlows(depth: number) {
+    const t = setup({ slots: 2 });
+    const { clock, store, ask } = t;
+    const first = await Promise.all([ask('batch'), ask('batch')]);
+    await clock.advance(1_000);
+    for (const v of first) await granted(v).release(out(100));
+    const busy = await Promise.all([ask('batch'), ask('batch')]);
+    const keys = ['x', 'y', 'z'].map((tenant) => reservoirKey(tenant, `batch.${tenant}.m`));
+    for (const key of keys)
+      for (let i = 0; i < depth; i++)
+        await store.admit({ limits: [], reservoir: { key, max: 10_000, member: `${i}`, holdMs: 600_000 } });
+    const waiting = keys.map((reservoir, i) => ask('batch', ['x', 'y', 'z'][i], 'a', { reservoir }));
+    await clock.advance(2_000);
+    const reports = await store.readMembers(fairShareKey('m', 'batch'), FAIR_SHARE_TTL_MS);
+    return { ...t, busy, waiting, reports };
+  }
+
+  it('tells the edge the level an over-committed tier fills its flows to', async () => {
+    const { reports } = await waitingFlows(400);
+    expect(reports).toHaveLength(1);
+    // 1,200 held, 600 start in time: 200 each, one round of 3 flows every 1.5 s.
+    const share = bestReport(reports.map((r) => r.value))!;
+    expect(share.cap).toBe(200);
+    expect(share.rate).toBeCloseTo(2 / 3);
+  });
+
+  it('says nothing while what the flows hold starts within the wait', async () => {
+    const { reports } = await waitingFlows(150);
+    expect(reports).toEqual([]);
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * What this dispatcher knows for its fair-share reports (lib/limits/fair-share.ts): how long
+ * the calls of each model and tier hold a slot, and how many requests each waiting flow's
+ * LiteTopic holds (its reservoir, read with each delivery's pace and, for the flows read
+ * longest ago, before each report).
+ */
+import { REPORT_EVERY_MS } from '../../limits/fair-share.js';
+
+/** Weight of a new call in the moving mean of call times: about the last 20 calls. */
+const CALL_WEIGHT = 0.05;
+/** Depths remembered at most; the least recently read go first. */
+const MAX_DEPTHS = 10_000;
+
+export class FairShareReport {
+  /** Per model and tier, and per model: the mean slot time of calls, moving. */
+  private readonly callMs = new Map<string, number>();
+  private readonly reportedAt = new Map<string, number>();
+  /** Per reservoir: what it held when last read. */
+  private readonly depths = new Map<string, { queued: number; at: number }>();
+
+  /** A call of `tier` held a slot of `model` for `slotMs`. */
+  observe(model: string, tier: string, slotMs: number): void {
+    if (!(slotMs > 0)) return;
+    for (const key of [`${model}\n${tier}`, model]) {
+      const prev = this.callMs.get(key);
+      this.callMs.set(key, prev === undefined ? slotMs : prev + CALL_WEIGHT * (slotMs - prev));
+    }
+  }
+
+  /** The tier's mean call on the model, or the model's until the tier has calls; undefined before any. */
+  meanCallMs(model: string, tier: string): number | undefined {
+    return this.callMs.get(`${model}\n${tier}`) ?? this.callMs.get(model);
+  }
+
+  /** The reservoir held `queued` requests at `now`. */
+  noteDepth(reservoir: string, queued: number, now: number): void {
+    this.depths.delete(reservoir);
+    this.depths.set(reservoir, { queued, at: now });
+    // Map order is insertion order, and a note re-inserts: the first entries are the least recent.
+    for (const k of this.depths.keys()) {
+      if (this.depths.size <= MAX_DEPTHS) break;
+      this.depths.delete(k);
+    }
+  }
+
+  depth(reservoir: string): number | undefined {
+    return this.depths.get(reservoir)?.queued;
+  }
+
+  /** Of `reservoirs`, the `n` read longest ago (never read first). */
+  stalest(reservoirs: Iterable<string>, n: number): string[] {
+    const at = (r: string) => this.depths.get(r)?.at ?? -Infinity;
+    return [...reservoirs].sort((a, b) => at(a) - at(b)).slice(0, n);
+  }
+
+  /** Whether a report of `model` is due now: REPORT_EVERY_MS after the last. Marks it made. */
+  due(model: string, now: number): boolean {
+    if (now - (this.reportedAt.get(model) ?? -Infinity) < REPORT_EVERY_MS) return false;
+    this.reportedAt.set(model, now);
+    return true;
+  }
+}
