@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSluice } from '../../../functions/local/sluice.js';
 import { defaultLimits } from '../../../lib/policy/defaults.js';
+import { encodeReport, FAIR_SHARE_TTL_MS } from '../../../lib/limits/fair-share.js';
+import { createEmbeddedStore } from '../../../lib/store/embedded.js';
+import { fairShareKey } from '../../../lib/store/keys.js';
+import { systemClock } from '../../../functions/runtime/system-clock.js';
 import { chat, clearOfMinuteEdge, KEYS, startTestSluice } from '../../support/local-sluice.js';
 
 let sluice: LocalSluice | undefined;
@@ -77,6 +81,34 @@ describe('edge: limits', () => {
     const fourth = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, undefined, async));
     expect(fourth.status).toBe(429);
     expect(fourth.headers.get('x-sluice-reason')).toBe('reservoir');
+  });
+
+  it('an over-committed tier: a LiteTopic deeper than the level the dispatchers report is refused at once, with the rounds to wait', async () => {
+    const store = createEmbeddedStore(systemClock);
+    sluice = await startTestSluice({
+      store,
+      overrides: {
+        defaults: { ...defaultLimits, accountModel: { ...defaultLimits.accountModel, rate: 0.5, burst: 1 } },
+      },
+    });
+    // What a dispatcher says when realtime's flows hold more than the model starts within 10 s:
+    // two requests per LiteTopic, one round of the waiting flows every 4 s.
+    const report = encodeReport({ cap: 2, rate: 0.25 });
+    await store.putMember(fairShareKey('m', 'realtime'), 'a-dispatcher', report, FAIR_SHARE_TTL_MS, 8);
+    const async = { prefer: 'respond-async' };
+    const codes = [];
+    for (let i = 0; i < 2; i++)
+      codes.push((await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, undefined, async))).status);
+    expect(codes).toEqual([202, 202]);
+    const third = await sluice.app.request('/v1/chat/completions', chat(KEYS.a1, undefined, async));
+    expect(third.status).toBe(429);
+    expect(third.headers.get('x-sluice-reason')).toBe('fair-share');
+    expect(third.headers.get('retry-after')).toBe('4');
+    const body = (await third.json()) as ErrorBody;
+    expect(body.error).toMatchObject({ code: 'rate_limit_exceeded', type: 'requests' });
+    expect(body.error.message).toMatch(/starts about 15 per minute of your requests.*within 10 s/);
+    // Another account's LiteTopic has its own depth.
+    expect((await sluice.app.request('/v1/chat/completions', chat(KEYS.a2, undefined, async))).status).toBe(202);
   });
 
   it('a realtime account near its limit is admitted with a warning header', async () => {
