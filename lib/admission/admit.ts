@@ -198,7 +198,10 @@ export async function admit(
   });
   const maxWaitMs = tierMaxWaitMs(policy, account.tier);
   const paced = reservoirSize(policy, request, resolved) + extra.reservoir;
-  const share = await shares?.share(request.model, account.tier, request.now);
+  const share =
+    own(policy.tiers, account.tier)?.fairShareAtAdmission === false
+      ? undefined
+      : await shares?.share(request.model, account.tier, request.now);
   const reservoir = {
     key: reservoirKey(account.tenant, liteTopic),
     max: share === undefined ? paced : Math.min(paced, share.cap),

@@ -58,6 +58,13 @@ export const Tier = z
     /** Longest a request may wait in the queue before it is answered `expired`. */
     maxQueueWaitMs: z.number().int().positive(),
     /**
+     * While the tier is over-committed, refuse at admission (429 `fair-share`) what its flow's
+     * fair share of the model cannot start within maxQueueWaitMs (lib/limits/fair-share.ts).
+     * False: such requests wait in their LiteTopic and are answered when the dispatcher finds
+     * they cannot start in time, near their deadline in a flood from many accounts.
+     */
+    fairShareAtAdmission: z.boolean().default(true),
+    /**
      * For `degrade` tiers: account limits are soft; past them the pace halves at each
      * step, and only this multiple of the limit is a hard cap (429).
      */

@@ -126,4 +126,14 @@ describe('fair share at admission', () => {
       reason: 'reservoir',
     });
   });
+
+  it('a tier with fairShareAtAdmission false is not capped by the level', async () => {
+    const { policy, store, as } = setup((p) => {
+      p.tiers.batch!.fairShareAtAdmission = false;
+    });
+    const request = { account: as('svc1'), model: 'm', tokenEstimate: 1, now: 1_000 };
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) outcomes.push((await admit(store, policy, request, shareOf(1, 1))).outcome);
+    expect(outcomes).toEqual(['admit', 'admit', 'admit']);
+  });
 });
