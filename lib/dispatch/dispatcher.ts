@@ -40,7 +40,6 @@ import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
 import { createFlowControl, type FlowControl, type FlowControlOptions } from './flow/scheduler.js';
-import type { FlowKey } from './flow/fair-queue.js';
 import { createModelCapacity, type SlotSource } from './flow/saturation.js';
 import type { Tokens } from './flow/service-time.js';
 import { tokensUsed } from './usage.js';
@@ -91,9 +90,6 @@ export interface DispatcherDeps {
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 /** Upstream answers about the request itself: relayed as they are, never retried or dead-lettered. */
 const CLIENT_ERRORS = new Set([400, 404, 422]);
-
-/** The request's flow in the scheduler: its tier, tenant and account. */
-const flowOf = (e: Envelope): FlowKey => ({ tier: e.tier, tenant: e.tenant, account: e.account });
 
 /** How an envelope leaves the queue for good, shared by the handler and the dead-letter path. */
 function settlement(
@@ -340,7 +336,6 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     }
 
     const limits = resolveLimits(policy, account, envelope.model).accountModel;
-    const reservoir = envelope.reservoirKey === undefined ? undefined : parseReservoirPlace(envelope.reservoirKey)?.key;
     const rate = limits.rate * envelope.paceFactor * congestion.factor(envelope.model);
     // A message that already holds a release slot (booked earlier, or released and then
     // stopped at the capacity gate) does not pay for another one.
@@ -353,16 +348,9 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       }
       await sleep(clock, ms);
     } else if (booked === undefined) {
-      const pace = {
-        key: paceKey(envelope.tenant, envelope.liteTopic),
-        rate,
-        burst: limits.burst,
-        reserveUpToMs,
-        reservoir,
-      };
+      const pace = { key: paceKey(envelope.tenant, envelope.liteTopic), rate, burst: limits.burst, reserveUpToMs };
       for (;;) {
-        const { waitMs, reserved, queued } = await store.paceReserving(pace);
-        if (queued !== undefined && reservoir !== undefined) flows.noteDepth(reservoir, queued);
+        const { waitMs, reserved } = await store.paceReserving(pace);
         if (waitMs === 0) break;
         // A booked release a little ahead is held here when there is room: no redelivery for it.
         const held = reserved && waitMs >= minSuspendMs ? flows.holdForPace(waitMs) : undefined;
@@ -382,13 +370,13 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     const askedAt = clock.now();
     emit({ type: 'awaiting-slot', envelope });
     const verdict = await flows.ask({
-      flow: flowOf(envelope),
+      flow: { tier: envelope.tier, tenant: envelope.tenant, account: envelope.account },
       model: envelope.model,
       deadline: effectiveDeadline(envelope, policy, clock.now()),
       estimate: envelope.tokenEstimate,
       promptEstimate: envelope.promptEstimate ?? 0,
       liteTopic: message.liteTopic,
-      reservoir,
+      reservoir: envelope.reservoirKey === undefined ? undefined : parseReservoirPlace(envelope.reservoirKey)?.key,
     });
     if (verdict.kind === 'expired') return expire(envelope);
     if (verdict.kind === 'late') {

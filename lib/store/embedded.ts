@@ -63,13 +63,6 @@ export function createEmbeddedStore(clock: Clock): RateStore {
     return places;
   }
 
-  /** Read only, as in the Lua twins: live places are those that lapse after now. */
-  function liveCount(key: string, now: number): number {
-    let n = 0;
-    for (const until of reservoirs.get(key)?.values() ?? []) if (until > now) n++;
-    return n;
-  }
-
   function leasesOf(key: string, now: number): Map<string, Lease> {
     let leases = gates.get(key);
     if (!leases) gates.set(key, (leases = new Map()));
@@ -147,8 +140,12 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       if (places?.size === 0) reservoirs.delete(at.key);
     },
 
+    // Read only, as in the Lua twin: live places are those that lapse after now.
     async reservoirDepth(key: string): Promise<number> {
-      return liveCount(key, clock.now());
+      const now = clock.now();
+      let n = 0;
+      for (const until of reservoirs.get(key)?.values() ?? []) if (until > now) n++;
+      return n;
     },
 
     async pace(input: PaceInput): Promise<number> {
@@ -159,12 +156,9 @@ export function createEmbeddedStore(clock: Clock): RateStore {
     },
 
     async paceReserving(input) {
-      const now = clock.now();
-      const decision = pace(input, tats.get(input.key), now, input.reserveUpToMs);
+      const decision = pace(input, tats.get(input.key), clock.now(), input.reserveUpToMs);
       if (decision.tat !== undefined) tats.set(input.key, decision.tat);
-      const outcome = { waitMs: decision.waitMs, reserved: decision.reserved };
-      if (input.reservoir === undefined) return outcome;
-      return { ...outcome, queued: liveCount(input.reservoir, now) };
+      return { waitMs: decision.waitMs, reserved: decision.reserved };
     },
 
     async acquireSlot(request: SlotRequest): Promise<SlotDecision> {

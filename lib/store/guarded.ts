@@ -321,8 +321,7 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
       if (result) return result.value;
       if (mode === 'fail-closed') throw unavailable();
       counts.degraded++;
-      // The fallback holds no reservoir: it would say the LiteTopic is empty.
-      return fallback.paceReserving({ ...input, rate: input.rate * factor, reservoir: undefined });
+      return fallback.paceReserving({ ...input, rate: input.rate * factor });
     },
 
     async acquireSlot(request: SlotRequest): Promise<SlotDecision> {

@@ -81,19 +81,12 @@ export interface PaceInput {
   readonly burst: number;
   /** Book the next slot when it is at most this far away (see lib/limits/gcra.ts). */
   readonly reserveUpToMs?: number;
-  /**
-   * The LiteTopic's reservoir key (lib/store/keys.ts reservoirKey): its live places are read in the
-   * same call (PaceOutcome.queued), for the fair-share report (lib/limits/fair-share.ts).
-   */
-  readonly reservoir?: string;
 }
 
 export interface PaceOutcome {
   /** 0: release now. Otherwise the wait, either booked (`reserved`) or just advice. */
   readonly waitMs: number;
   readonly reserved: boolean;
-  /** With `reservoir` asked: the requests its LiteTopic holds now, this one included. */
-  readonly queued?: number;
 }
 
 /** A message sent back from a full room to its LiteTopic (lib/limits/send-back.ts). */

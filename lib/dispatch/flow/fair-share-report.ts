@@ -1,8 +1,7 @@
 /**
  * What this dispatcher knows for its fair-share reports (lib/limits/fair-share.ts): how long
  * the calls of each model and tier hold a slot, and how many requests each waiting flow's
- * LiteTopic holds (its reservoir, read with each delivery's pace and, for the flows read
- * longest ago, before each report).
+ * LiteTopic holds (its reservoir, read before each report, those read longest ago first).
  */
 import { REPORT_EVERY_MS } from '../../limits/fair-share.js';
 

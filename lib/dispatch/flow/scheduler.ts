@@ -189,8 +189,6 @@ export interface FlowControl {
   waiting(): number;
   /** Holds a message whose pace booked it `ms` ahead, if there is room (pace-hold.ts); undefined: Suspend it. */
   holdForPace(ms: number): Promise<void> | undefined;
-  /** The reservoir (lib/store/keys.ts reservoirKey) holds `queued` requests now, as read with a pace. */
-  noteDepth(reservoir: string, queued: number): void;
 }
 
 interface Entry {
@@ -754,7 +752,6 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
   return {
     waiting: () => total,
     holdForPace: (ms) => paceHold.hold(ms),
-    noteDepth: (reservoir, queued) => shares.noteDepth(reservoir, queued, clock.now()),
     ask(ask) {
       const now = clock.now();
       if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });

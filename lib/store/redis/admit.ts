@@ -192,7 +192,7 @@ export async function leaveReservoirScript(client: EvalClient, place: string): P
   if (at) await safeEval(client, LEAVE_RESERVOIR, [at.key], [at.member]);
 }
 
-/** KEYS: the reservoir. ARGV: now ('' = Redis TIME). Its live places, read only (the embedded store's liveCount). */
+/** KEYS: the reservoir. ARGV: now ('' = Redis TIME). Its live places, read only (the embedded store's reservoirDepth). */
 export const RESERVOIR_DEPTH = defineScript(
   'reservoir-depth',
   `${LUA_PRELUDE}

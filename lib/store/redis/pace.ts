@@ -9,11 +9,9 @@ import { GC_SLACK_MS } from './admit.js';
 import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient } from './safe-eval.js';
 
 /**
- * KEYS: the TAT, then the LiteTopic's reservoir if any. ARGV: now ('' = Redis TIME), rate, burst,
- * ttl, reserve-up-to ms ('' = never).
- * Reply: {wait, reserved, queued}: wait 0 when released now (and recorded); a wait within
+ * KEYS: the TAT. ARGV: now ('' = Redis TIME), rate, burst, ttl, reserve-up-to ms ('' = never).
+ * Reply: {wait, reserved}: wait 0 when released now (and recorded); a wait within
  * reserve-up-to books that slot (recorded, reserved = 1); a longer one records nothing.
- * queued: the reservoir's live places (-1 without one), read only.
  */
 export const PACE = defineScript(
   'pace',
@@ -28,19 +26,14 @@ local base = now
 if tat ~= nil and tat > now then base = tat end
 local allowAt = base - tolerance
 local reserveUpTo = tonumber(ARGV[5])
-local queued = -1
-if KEYS[2] then
-  queued = 0
-  if redis.call('TYPE', KEYS[2])['ok'] == 'zset' then queued = redis.call('ZCOUNT', KEYS[2], '(' .. fmt(now), '+inf') end
-end
 if now < allowAt then
   local wait = math.ceil(allowAt - now)
-  if reserveUpTo == nil or wait > reserveUpTo then return {wait, 0, queued} end
+  if reserveUpTo == nil or wait > reserveUpTo then return {wait, 0} end
   redis.call('SET', KEYS[1], fmt(base + interval), 'PX', ARGV[4])
-  return {wait, 1, queued}
+  return {wait, 1}
 end
 redis.call('SET', KEYS[1], fmt(base + interval), 'PX', ARGV[4])
-return {0, 0, queued}
+return {0, 0}
 `,
 );
 
@@ -54,12 +47,9 @@ export async function paceScript(client: EvalClient, input: PaceInput, now: numb
     String(ttl),
     input.reserveUpToMs === undefined ? '' : String(input.reserveUpToMs),
   ];
-  const keys = input.reservoir === undefined ? [input.key] : [input.key, input.reservoir];
-  const [wait, reserved, queued] = replyArray(await safeEval(client, PACE, keys, args), PACE).map(num) as [
+  const [wait, reserved] = replyArray(await safeEval(client, PACE, [input.key], args), PACE).map(num) as [
     number,
     number,
-    number | undefined,
   ];
-  const outcome = { waitMs: wait, reserved: reserved === 1 };
-  return input.reservoir === undefined || queued === undefined || queued < 0 ? outcome : { ...outcome, queued };
+  return { waitMs: wait, reserved: reserved === 1 };
 }
