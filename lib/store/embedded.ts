@@ -14,6 +14,7 @@ import type {
   AdmitDecision,
   AdmitInput,
   PaceInput,
+  ReservoirPlace,
   RateStore,
   Reconciliation,
   SlotDecision,
@@ -146,6 +147,23 @@ export function createEmbeddedStore(clock: Clock): RateStore {
       let n = 0;
       for (const until of reservoirs.get(key)?.values() ?? []) if (until > now) n++;
       return n;
+    },
+
+    // Read only, as in the Lua twin; ordered as Redis orders a sorted set: by score, ties by member.
+    async reservoirPlaces(key: string, limit: number): Promise<readonly ReservoirPlace[]> {
+      const now = clock.now();
+      return [...(reservoirs.get(key) ?? [])]
+        .filter(([, until]) => until > now)
+        .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : a > b ? 1 : 0))
+        .slice(0, Math.max(0, limit))
+        .map(([member, lapsesAt]) => ({ member, lapsesAt }));
+    },
+
+    async shedReservoir(key: string, members: readonly string[]): Promise<readonly string[]> {
+      const places = placesOf(key, clock.now());
+      const shed = members.filter((member) => places.delete(member));
+      if (places.size === 0) reservoirs.delete(key);
+      return shed;
     },
 
     async pace(input: PaceInput): Promise<number> {

@@ -22,6 +22,7 @@ import type {
   AdmitDecision,
   AdmitInput,
   PaceInput,
+  ReservoirPlace,
   RateStore,
   Reconciliation,
   SlotDecision,
@@ -306,6 +307,17 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
     async reservoirDepth(key: string): Promise<number> {
       const result = await attempt('reservoirDepth', () => primary.reservoirDepth(key));
       return result ? result.value : 0;
+    },
+
+    async reservoirPlaces(key: string, limit: number): Promise<readonly ReservoirPlace[]> {
+      const result = await attempt('reservoirPlaces', () => primary.reservoirPlaces(key, limit));
+      return result ? result.value : [];
+    },
+
+    // Unanswered, nothing is shed: the dispatcher judges each request as it surfaces.
+    async shedReservoir(key: string, members: readonly string[]): Promise<readonly string[]> {
+      const result = await attempt('shedReservoir', () => primary.shedReservoir(key, members));
+      return result ? result.value : [];
     },
 
     async pace(input: PaceInput): Promise<number> {

@@ -37,6 +37,13 @@ export interface ReservoirLimit {
   readonly holdMs: number;
 }
 
+/** A request waiting in a LiteTopic, as its reservoir holds it. */
+export interface ReservoirPlace {
+  readonly member: string;
+  /** When the place lapses: its request's deadline. */
+  readonly lapsesAt: number;
+}
+
 export interface AdmitInput {
   readonly limits: readonly WindowLimit[];
   readonly reservoir?: ReservoirLimit;
@@ -153,6 +160,14 @@ export interface RateStore extends AggregateOps {
   leaveReservoir(place: string): Promise<void>;
   /** The live places of a reservoir (`reservoirKey`): what its LiteTopic holds now. Reads only. */
   reservoirDepth(key: string): Promise<number>;
+  /** The live places of a reservoir, those to lapse first first (ties by member), at most `limit`. Reads only. */
+  reservoirPlaces(key: string, limit: number): Promise<readonly ReservoirPlace[]>;
+  /**
+   * Takes these members' places from a reservoir: requests already admitted that their flow's
+   * fair share cannot start in time (lib/limits/fair-share.ts latePlaces). Returns those it
+   * took, in the order given: a place is taken, and its request answered, by one caller only.
+   */
+  shedReservoir(key: string, members: readonly string[]): Promise<readonly string[]>;
   /** GCRA: 0 when the release may happen now (and records it), else ms to wait (records nothing). */
   pace(input: PaceInput): Promise<number>;
   /** GCRA that books a slot up to `reserveUpToMs` ahead; a booked wait needs no second call. */

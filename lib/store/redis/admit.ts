@@ -10,6 +10,7 @@
  */
 import { alignedWindowStart } from '../../limits/fixed-window.js';
 import { parseReservoirPlace } from '../keys.js';
+import type { ReservoirPlace } from '../types.js';
 import type { AdmitDecision, AdmitInput, Reconciliation, WindowState } from '../types.js';
 import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient } from './safe-eval.js';
 
@@ -203,4 +204,58 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. fmt(now_ms(ARGV[1])), '+inf')
 
 export async function reservoirDepthScript(client: EvalClient, key: string, now: number | undefined): Promise<number> {
   return num(await safeEval(client, RESERVOIR_DEPTH, [key], [now === undefined ? '' : String(now)]));
+}
+
+/**
+ * KEYS: the reservoir. ARGV: now ('' = Redis TIME), limit. Its live places as member, lapse
+ * pairs, first to lapse first; read only (the embedded store's reservoirPlaces).
+ */
+export const RESERVOIR_PLACES = defineScript(
+  'reservoir-places',
+  `${LUA_PRELUDE}
+local limit = tonumber(ARGV[2])
+if limit < 1 or redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' then return {} end
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. fmt(now_ms(ARGV[1])), '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
+`,
+);
+
+export async function reservoirPlacesScript(
+  client: EvalClient,
+  key: string,
+  limit: number,
+  now: number | undefined,
+): Promise<readonly ReservoirPlace[]> {
+  const reply = replyArray(
+    await safeEval(
+      client,
+      RESERVOIR_PLACES,
+      [key],
+      [now === undefined ? '' : String(now), String(Math.max(0, Math.floor(limit)))],
+    ),
+    RESERVOIR_PLACES,
+  );
+  const places: ReservoirPlace[] = [];
+  for (let i = 0; i + 1 < reply.length; i += 2) places.push({ member: String(reply[i]), lapsesAt: num(reply[i + 1]) });
+  return places;
+}
+
+/** KEYS: the reservoir. ARGV: the members. Those whose places it took, in order (the embedded store's shedReservoir). */
+export const SHED_RESERVOIR = defineScript(
+  'shed-reservoir',
+  `if redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' then return {} end
+local shed = {}
+for i = 1, #ARGV do
+  if redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then shed[#shed + 1] = ARGV[i] end
+end
+return shed
+`,
+);
+
+export async function shedReservoirScript(
+  client: EvalClient,
+  key: string,
+  members: readonly string[],
+): Promise<readonly string[]> {
+  if (members.length === 0) return [];
+  return replyArray(await safeEval(client, SHED_RESERVOIR, [key], [...members]), SHED_RESERVOIR).map(String);
 }

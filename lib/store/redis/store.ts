@@ -8,7 +8,14 @@
 import type { Clock } from '../../clock/clock.js';
 import type { RateStore } from '../types.js';
 import { redisAggregateOps } from './aggregate.js';
-import { admitScript, leaveReservoirScript, reconcileScript, reservoirDepthScript } from './admit.js';
+import {
+  admitScript,
+  leaveReservoirScript,
+  reconcileScript,
+  reservoirDepthScript,
+  reservoirPlacesScript,
+  shedReservoirScript,
+} from './admit.js';
 import { paceScript } from './pace.js';
 import { sendBackScript } from './send-back.js';
 import type { EvalClient } from './safe-eval.js';
@@ -33,6 +40,8 @@ export function createRedisStore(client: EvalClient, options: RedisStoreOptions 
     reconcile: (items) => reconcileScript(client, items),
     leaveReservoir: (key) => leaveReservoirScript(client, key),
     reservoirDepth: (key) => reservoirDepthScript(client, key, now()),
+    reservoirPlaces: (key, limit) => reservoirPlacesScript(client, key, limit, now()),
+    shedReservoir: (key, members) => shedReservoirScript(client, key, members),
     pace: async (input) =>
       (await paceScript(client, { key: input.key, rate: input.rate, burst: input.burst }, now())).waitMs,
     paceReserving: (input) => paceScript(client, input, now()),

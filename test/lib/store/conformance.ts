@@ -306,6 +306,41 @@ export function runRateStoreConformance(name: string, makeStore: StoreFactory, a
         expect(await store.reservoirDepth(key)).toBe(0);
       });
 
+      it('reservoirPlaces lists the live places, first to lapse first; shedReservoir takes them, each once', async () => {
+        const clock = new VirtualClock(0);
+        const store = await open(clock);
+        const t = `t-${uid()}`;
+        const key = reservoirKey(t, `batch.${t}.m`);
+        expect(await store.reservoirPlaces(key, 10)).toEqual([]);
+        expect(await store.shedReservoir(key, ['a'])).toEqual([]);
+        await store.admit({ limits: [], reservoir: { key, max: 10, member: 'lapsing', holdMs: 500 } });
+        for (const [i, member] of ['e', 'a', 'd', 'c'].entries()) {
+          await store.admit({ limits: [], reservoir: { key, max: 10, member, holdMs: 1_000 + 100 * i } });
+        }
+        // Ties lapse at one time: ordered by member, as Redis orders them.
+        await store.admit({ limits: [], reservoir: { key, max: 10, member: 'b', holdMs: 1_300 } });
+        await clock.advance(500);
+        // 'lapsing' lapsed just now: not listed.
+        expect(await store.reservoirPlaces(key, 10)).toEqual([
+          { member: 'e', lapsesAt: 1_000 },
+          { member: 'a', lapsesAt: 1_100 },
+          { member: 'd', lapsesAt: 1_200 },
+          { member: 'b', lapsesAt: 1_300 },
+          { member: 'c', lapsesAt: 1_300 },
+        ]);
+        expect((await store.reservoirPlaces(key, 2)).map((p) => p.member)).toEqual(['e', 'a']);
+        expect(await store.reservoirPlaces(key, 0)).toEqual([]);
+        // Taken once: a second caller gets none of them, and members not there are skipped.
+        expect(await store.shedReservoir(key, ['d', 'c', 'zz'])).toEqual(['d', 'c']);
+        expect(await store.shedReservoir(key, ['c', 'd'])).toEqual([]);
+        expect(await store.reservoirDepth(key)).toBe(3);
+        // A place taken is given back: it counts against the reservoir no more.
+        const admitted = await store.admit({ limits: [], reservoir: { key, max: 4, member: 'f', holdMs: 1_000 } });
+        expect(admitted.allowed).toBe(true);
+        expect(await store.shedReservoir(key, ['e', 'a', 'b', 'f'])).toEqual(['e', 'a', 'b', 'f']);
+        expect(await store.reservoirDepth(key)).toBe(0);
+      });
+
       it('books release slots ahead when asked, each its own, and only up to the horizon', async () => {
         const clock = new VirtualClock(0);
         const store = await open(clock);
