@@ -70,6 +70,7 @@ export const flood: Scenario = {
     });
     const out = await runReplay({ ...ctx, trace, flags: { 'gpu-slots': String(p.gpuSlots), ...ctx.flags } }, [
       refusedAfter('P50', (f) => f.p50),
+      refusedAfter('P90', (f) => f.p90),
       refusedAfter('P99', (f) => f.p99),
     ]);
     return {

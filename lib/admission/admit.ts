@@ -13,7 +13,7 @@ import { activeReservations } from '../policy/reservations.js';
 import type { Policy } from '../policy/schema.js';
 import { own } from '../lookup.js';
 import { reservoirKey, reservoirPlace, windowKey, type WindowScope } from '../store/keys.js';
-import { fairShareRetryMs, type FairShare } from '../limits/fair-share.js';
+import { FAIR_SHARE_REASON, fairShareMessage, fairShareRetryMs } from '../limits/fair-share.js';
 import type { FairShareView } from './fair-share-view.js';
 import type { AdmitDecision, RateStore, Unit, WindowLimit, WindowState } from '../store/types.js';
 
@@ -216,7 +216,7 @@ export async function admit(
       const retryAfterMs = Math.max(decision.retryAfterMs, fairShareRetryMs(decision.queued, share));
       return {
         outcome: 'reject',
-        reason: 'fair-share',
+        reason: FAIR_SHARE_REASON,
         message: fairShareMessage(decision.queued, share, maxWaitMs, retryAfterMs),
         retryAfterMs,
         windows: decision.windows,
@@ -262,15 +262,6 @@ export async function admit(
       ? `${near.scope} ${near.unit} at ${Math.round((100 * (near.limit - near.remaining)) / near.limit)}% of ${near.limit} per minute`
       : undefined,
   };
-}
-
-function fairShareMessage(queued: number, { rate }: FairShare, maxWaitMs: number, retryAfterMs: number): string {
-  const perMinute = rate * 60;
-  const pace = perMinute >= 1 ? `${Math.round(perMinute)} per minute` : `1 every ${Math.round(1 / perMinute)} minutes`;
-  return (
-    `This model is busy: it starts about ${pace} of your requests, and the ${queued} already waiting ` +
-    `fill what it can start within ${Math.round(maxWaitMs / 1000)} s. Retry after ${Math.ceil(retryAfterMs / 1000)} s.`
-  );
 }
 
 function rejectMessage(reason: RejectReason, retryAfterMs: number): string {

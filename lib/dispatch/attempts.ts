@@ -40,7 +40,10 @@ const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 2_000;
 
 export type Before =
-  { readonly kind: 'answered' } | { readonly kind: 'store-unavailable'; readonly error: unknown } | undefined;
+  /** `refusal`: the answer was a refusal the client may retry (why, as x-sluice-reason says it). */
+  | { readonly kind: 'answered'; readonly refusal?: string }
+  | { readonly kind: 'store-unavailable'; readonly error: unknown }
+  | undefined;
 
 export function createAttempts(deps: AttemptDeps, options: AttemptOptions) {
   const { clock, store, results, log } = deps;
@@ -53,8 +56,8 @@ export function createAttempts(deps: AttemptDeps, options: AttemptOptions) {
       try {
         const result = await results.get(envelope.id);
         // A result from before this envelope was accepted answered an earlier life of it (a dead-letter redrive).
-        const answered = result && result.status !== 'queued' && result.completedAt >= envelope.enqueuedAt;
-        return answered ? { kind: 'answered' } : undefined;
+        if (!result || result.status === 'queued' || result.completedAt < envelope.enqueuedAt) return undefined;
+        return result.refusal ? { kind: 'answered', refusal: result.refusal.reason } : { kind: 'answered' };
       } catch (error) {
         return { kind: 'store-unavailable', error };
       }

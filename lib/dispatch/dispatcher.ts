@@ -39,7 +39,8 @@ import { own } from '../lookup.js';
 import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
-import { createFlowControl, type FlowControl, type FlowControlOptions } from './flow/scheduler.js';
+import { createFlowControl, type FlowControl, type FlowControlOptions, type Shed } from './flow/scheduler.js';
+import { FAIR_SHARE_REASON, fairShareRetryMs, shedMessage } from '../limits/fair-share.js';
 import { createModelCapacity, type SlotSource } from './flow/saturation.js';
 import type { Tokens } from './flow/service-time.js';
 import { tokensUsed } from './usage.js';
@@ -249,7 +250,41 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       newId: deps.newId,
       slots: modelSlots(deps),
       options: { ...deps.options?.flow, leaseMs, minSuspendMs },
+      onShed: answerShed,
     });
+
+  /**
+   * Requests shed from their LiteTopic because their flow's fair share cannot start them in time
+   * (flow/scheduler.ts), answered as the edge refuses a newcomer past the level, each with the
+   * rounds until its place would come. A write that fails leaves that request to be judged when
+   * it surfaces, as before.
+   */
+  async function answerShed({ model, tier, tenant, reservoir, ids, ahead, share }: Shed): Promise<void> {
+    log.info(
+      { model, tier, tenant, reservoir, shed: ids.length, kept: ahead },
+      'answered waiting requests their fair share cannot start before their deadline',
+    );
+    await Promise.all(
+      ids.map(async (id, i) => {
+        // One round per place ahead past the level: shed together, they are told apart.
+        const retryAfterMs = fairShareRetryMs(Math.max(share.cap, ahead) + i, share);
+        const answer: StoredResult = {
+          id,
+          tenant,
+          status: 'expired',
+          httpStatus: 429,
+          body: openAiError(shedMessage(ahead + i, share, retryAfterMs), 'rate_limit_exceeded', FAIR_SHARE_REASON),
+          completedAt: clock.now(),
+          refusal: { reason: FAIR_SHARE_REASON, retryAfterMs },
+        };
+        try {
+          await results.complete(answer);
+        } catch (error) {
+          log.warn({ id, err: String(error) }, 'could not answer a request shed past its fair share');
+        }
+      }),
+    );
+  }
 
   function pickUpstream(model: string, upstreams: readonly string[]): string {
     const n = roundRobin.get(model) ?? 0;
@@ -306,6 +341,12 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     const before = await attempts.before(envelope);
     if (before?.kind === 'answered') {
       if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
+      // Shed past the fair-share level while it waited in the broker: first seen here now, it
+      // ends as a request answered late does.
+      if (before.refusal === FAIR_SHARE_REASON) {
+        emit({ type: 'expired', envelope });
+        await deps.deadLetters?.put(envelope, 'past the fair-share level');
+      }
       return Consume.success;
     }
     if (before) {

@@ -23,6 +23,13 @@
  * level reported (dispatchers that each see part of the flows report more than the truth,
  * never less).
  *
+ * The level also answers what was admitted before it: a flood's first seconds fill the
+ * LiteTopics before any dispatcher sees the tier over-committed. A request queued there has
+ * less time left than a newcomer, so while a level stands the dispatchers read when each place
+ * of a LiteTopic lapses, keep those the flow's share reaches within their own time left
+ * (latePlaces), take the rest from the reservoir and answer them at once, as the edge answers a
+ * newcomer past the level; their messages, delivered later, are acked unserved.
+ *
  * Both sides import this module: the key (lib/store/keys.ts fairShareKey), the encoding,
  * the rules.
  */
@@ -32,6 +39,19 @@ export const FAIR_SHARE_TTL_MS = 5_000;
 export const REPORT_EVERY_MS = 1_000;
 /** Dispatchers remembered per model and tier; the least recent go first. */
 export const MAX_REPORTERS = 64;
+/** A level reported a moment ago stays while the LiteTopics hold more than this share of what starts in time. */
+export const STICKY_SHARE = 0.5;
+/** A queued place is shed only if it would not start in time even with this much more time left (latePlaces). */
+export const SHED_MARGIN = 1.25;
+/**
+ * Places a dispatcher reads from one reservoir per report at most, the first to lapse: deeper
+ * ones are judged once the late among these are gone.
+ */
+export const SHED_READS_PER_RESERVOIR = 1_024;
+/** Reservoirs a dispatcher checks for places past the level per report at most, the deepest first. */
+export const SHED_CHECKS_PER_REPORT = 32;
+/** The reason a refusal at the level gives (x-sluice-reason), at admission and for a place shed. */
+export const FAIR_SHARE_REASON = 'fair-share';
 /** The edge reads the reports again after this long. */
 export const FAIR_SHARE_READ_EVERY_MS = 1_000;
 
@@ -55,24 +75,74 @@ export interface TierBacklog {
   readonly maxWaitMs: number;
 }
 
-/** The tier's fair share while it is over-committed; undefined when everything waiting fits (or nothing is known). */
-export function fairShare({ depths, slots, meanCallMs, maxWaitMs }: TierBacklog): FairShare | undefined {
+/**
+ * The tier's fair share while it is over-committed; undefined when everything waiting fits (or
+ * nothing is known). `sticky`: the tier was over-committed a moment ago. Refusing and shedding
+ * past the level keep its LiteTopics just within what starts in time, so the demand that made
+ * the level is no longer in them; dropped then, the level would let the flood in again. A sticky
+ * level stays while the LiteTopics hold more than STICKY_SHARE of those starts, raised by what
+ * they do not fill (each flow the same part of it), and goes when they drain.
+ */
+export function fairShare(
+  { depths, slots, meanCallMs, maxWaitMs }: TierBacklog,
+  sticky = false,
+): FairShare | undefined {
   if (depths.length === 0 || !(slots > 0) || !(meanCallMs > 0) || !(maxWaitMs > 0)) return undefined;
   const starts = Math.floor((slots * maxWaitMs) / meanCallMs);
   let total = 0;
-  for (const d of depths) total += d;
-  if (total <= starts) return undefined;
-  // The level: the largest cap with sum(min(depth, cap)) <= starts. Over the depths in order, each
-  // flow below the level takes its whole depth, and the rest share what is left alike.
-  const sorted = [...depths].sort((a, b) => a - b);
+  let deepest = 0;
+  for (const d of depths) {
+    total += d;
+    deepest = Math.max(deepest, d);
+  }
   const rate = (slots * 1000) / (meanCallMs * depths.length);
+  if (total <= starts) {
+    if (!sticky || total <= STICKY_SHARE * starts) return undefined;
+    return { cap: Math.max(1, deepest + Math.floor((starts - total) / depths.length)), rate };
+  }
+  const level = levelOf(
+    [...depths].sort((a, b) => a - b),
+    starts,
+  );
+  return level === Infinity ? undefined : { cap: Math.max(1, level), rate };
+}
+
+/**
+ * The level `starts` fill flows of these depths (sorted, least first) to: the largest cap with the
+ * sum over flows of min(depth, cap) within the starts; Infinity when every flow fits whole. Each
+ * flow below the level takes its whole depth, and the rest share what is left alike.
+ */
+function levelOf(sorted: readonly number[], starts: number): number {
   let below = 0;
   for (let i = 0; i < sorted.length; i++) {
     const level = Math.floor((starts - below) / (sorted.length - i));
-    if (level < sorted[i]!) return { cap: Math.max(1, level), rate };
+    if (level < sorted[i]!) return level;
     below += sorted[i]!;
   }
-  return undefined;
+  return Infinity;
+}
+
+/**
+ * Of a LiteTopic's places, by when each lapses (its deadline), first first: the indexes of those
+ * its flow's share of the model's starts does not reach in time. A place starts once the flow's
+ * share reaches it: the one with k places kept ahead of it needs the level within its own time
+ * left to pass k, less the flow's calls `running` (its first places, started already; a
+ * dispatcher counts its own). A late place is not kept, so the ones behind it move up. The time
+ * left is stretched by SHED_MARGIN, since what is shed is answered for good and the call times it
+ * is judged by move. The head is never late here: the dispatcher judges it as it surfaces.
+ */
+export function latePlaces(lapses: readonly number[], now: number, backlog: TierBacklog, running = 0): number[] {
+  const { depths, slots, meanCallMs } = backlog;
+  if (depths.length === 0 || !(slots > 0) || !(meanCallMs > 0)) return [];
+  const sorted = [...depths].sort((a, b) => a - b);
+  const late: number[] = [];
+  let kept = Math.min(1, lapses.length);
+  for (let i = 1; i < lapses.length; i++) {
+    const starts = Math.floor((slots * SHED_MARGIN * Math.max(0, lapses[i]! - now)) / meanCallMs);
+    if (levelOf(sorted, starts) < kept + 1 - running) late.push(i);
+    else kept++;
+  }
+  return late;
 }
 
 export function encodeReport(share: FairShare): string {
@@ -93,4 +163,24 @@ export function bestReport(values: readonly string[]): FairShare | undefined {
 /** When a LiteTopic holding `queued` would have a place within the level again: one round per request past it. */
 export function fairShareRetryMs(queued: number, { cap, rate }: FairShare): number {
   return Math.ceil((Math.max(1, queued + 1 - cap) * 1000) / rate);
+}
+
+/** The words for a request refused at the level, at admission or shed (`queued`: what its LiteTopic holds ahead of it). */
+export function fairShareMessage(queued: number, { rate }: FairShare, maxWaitMs: number, retryAfterMs: number): string {
+  const perMinute = rate * 60;
+  const pace = perMinute >= 1 ? `${Math.round(perMinute)} per minute` : `1 every ${Math.round(1 / perMinute)} minutes`;
+  return (
+    `This model is busy: it starts about ${pace} of your requests, and the ${queued} already waiting ` +
+    `fill what it can start within ${Math.round(maxWaitMs / 1000)} s. Retry after ${Math.ceil(retryAfterMs / 1000)} s.`
+  );
+}
+
+/** The words for a request shed from its LiteTopic (`ahead`: the places kept ahead of it). */
+export function shedMessage(ahead: number, { rate }: FairShare, retryAfterMs: number): string {
+  const perMinute = rate * 60;
+  const pace = perMinute >= 1 ? `${Math.round(perMinute)} per minute` : `1 every ${Math.round(1 / perMinute)} minutes`;
+  return (
+    `This model is busy: it starts about ${pace} of your requests, and the ${ahead} waiting ahead of this one ` +
+    `fill what it can start before this request's deadline. Retry after ${Math.ceil(retryAfterMs / 1000)} s.`
+  );
 }

@@ -59,7 +59,8 @@ export const Tier = z
     maxQueueWaitMs: z.number().int().positive(),
     /**
      * While the tier is over-committed, refuse at admission (429 `fair-share`) what its flow's
-     * fair share of the model cannot start within maxQueueWaitMs (lib/limits/fair-share.ts).
+     * fair share of the model cannot start within maxQueueWaitMs, and shed from the LiteTopics
+     * (answered the same way) what was admitted and no longer can (lib/limits/fair-share.ts).
      * False: such requests wait in their LiteTopic and are answered when the dispatcher finds
      * they cannot start in time, near their deadline in a flood from many accounts.
      */

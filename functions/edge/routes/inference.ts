@@ -67,6 +67,8 @@ export function inferenceRoutes(deps: EdgeDeps): Hono<Env> {
         model: body.model,
         tokenEstimate,
         now: deps.clock.now(),
+        // The reservoir place is named after the request, so a dispatcher that sheds it answers it.
+        id: c.get('requestId'),
       },
       shares,
     );

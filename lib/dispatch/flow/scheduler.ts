@@ -29,7 +29,17 @@ import type { Model, Policy } from '../../policy/schema.js';
 import { own } from '../../lookup.js';
 import { endsNear, slotsInUse } from '../../limits/capacity-gate.js';
 import { fairShareKey, liteTopicReturnKey, returnScheduleKey, slotGateKey } from '../../store/keys.js';
-import { encodeReport, fairShare, FAIR_SHARE_TTL_MS, MAX_REPORTERS } from '../../limits/fair-share.js';
+import {
+  encodeReport,
+  fairShare,
+  FAIR_SHARE_TTL_MS,
+  MAX_REPORTERS,
+  latePlaces,
+  SHED_CHECKS_PER_REPORT,
+  SHED_READS_PER_RESERVOIR,
+  type FairShare,
+  type TierBacklog,
+} from '../../limits/fair-share.js';
 import { sendBack as sendBackRule } from '../../limits/send-back.js';
 import type { Recall } from '../../queue/types.js';
 import type { RateStore } from '../../store/types.js';
@@ -138,6 +148,24 @@ export interface FlowControlDeps {
   readonly options: FlowControlOptions;
   /** The model's slots now (saturation.ts); the policy's `slots` by default. */
   readonly slots?: SlotSource;
+  /**
+   * Answers the requests shed from a LiteTopic past its tier's fair-share level
+   * (lib/limits/fair-share.ts); without it nothing is shed.
+   */
+  readonly onShed?: (shed: Shed) => Promise<void>;
+}
+
+/** Requests taken from a reservoir past the fair-share level, to be answered at once. */
+export interface Shed {
+  readonly model: string;
+  readonly tier: string;
+  readonly tenant: string;
+  readonly reservoir: string;
+  /** Their ids (reservoir members), first to lapse first. */
+  readonly ids: readonly string[];
+  /** Places kept ahead of the first of them. */
+  readonly ahead: number;
+  readonly share: FairShare;
 }
 
 export interface SlotAsk {
@@ -545,6 +573,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     const startedAt = clock.now();
     m.calls.set(leaseId, startedAt + (expectedMs(m.model, w) ?? Infinity));
     speed.started(m.model, leaseId, startedAt, w.value.asked);
+    shares.call(w.value.flow, 1);
     const freesWorker = workers !== undefined && callsHoldingWorkers >= callWorkers;
     if (!freesWorker) callsHoldingWorkers++;
     let released = false;
@@ -556,6 +585,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
         released = true;
         m.calls.delete(leaseId);
         speed.ended(m.model, leaseId);
+        shares.call(w.value.flow, -1);
         if (!freesWorker) callsHoldingWorkers--;
         const used = usedTokens ?? w.value.asked;
         if (usedTokens !== undefined) speed.observeUse(m.model, w.key, usedTokens.output, w.value.asked.output);
@@ -619,25 +649,66 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const depths = await Promise.all(read.map((r) => store.reservoirDepth(r).catch(() => undefined)));
       read.forEach((r, i) => depths[i] !== undefined && shares.noteDepth(r, depths[i]!, clock.now()));
       for (const [tier, here] of tiers) {
-        const share = fairShare({
+        const backlog: TierBacklog = {
           depths: [...here].map(([flow, n]) => Math.max(n, shares.depth(flow) ?? 0)),
           slots: gate.open.capacity,
           meanCallMs: shares.meanCallMs(m.model, tier) ?? 0,
           maxWaitMs: gate.maxWaitMs.get(tier) ?? 0,
-        });
-        if (share)
-          await store.putMember(
-            fairShareKey(m.model, tier),
-            asker,
-            encodeReport(share),
-            FAIR_SHARE_TTL_MS,
-            MAX_REPORTERS,
-          );
+        };
+        const share = fairShare(backlog, shares.sticky(m.model, tier, now));
+        if (!share) continue;
+        shares.reported(m.model, tier, now);
+        await store.putMember(
+          fairShareKey(m.model, tier),
+          asker,
+          encodeReport(share),
+          FAIR_SHARE_TTL_MS,
+          MAX_REPORTERS,
+        );
+        if (deps.onShed && own(deps.policy().tiers, tier)?.fairShareAtAdmission !== false)
+          await shedLate(m.model, tier, here.keys(), backlog, share, deps.onShed);
       }
     } catch {
       // The next report tries again.
     } finally {
       m.reporting = false;
+    }
+  }
+
+  /**
+   * Takes from the reservoirs of `flows` the places their fair share cannot start in time
+   * (latePlaces), the deepest LiteTopics first, and has them answered: admitted before the
+   * level was known, or since left behind by the model's slower calls.
+   */
+  async function shedLate(
+    model: string,
+    tier: string,
+    flows: Iterable<string>,
+    backlog: TierBacklog,
+    share: FairShare,
+    answer: (shed: Shed) => Promise<void>,
+  ): Promise<void> {
+    const checked = [...flows]
+      .filter((flow) => isReservoir(flow) && (shares.depth(flow) ?? 0) > 1 && shares.tenant(flow) !== undefined)
+      .sort((a, b) => (shares.depth(b) ?? 0) - (shares.depth(a) ?? 0))
+      .slice(0, SHED_CHECKS_PER_REPORT);
+    for (const reservoir of checked) {
+      const places = await store.reservoirPlaces(reservoir, SHED_READS_PER_RESERVOIR);
+      const late = latePlaces(
+        places.map((p) => p.lapsesAt),
+        clock.now(),
+        backlog,
+        shares.calls(reservoir),
+      );
+      if (late.length === 0) continue;
+      const ids = await store.shedReservoir(
+        reservoir,
+        late.map((i) => places[i]!.member),
+      );
+      if (ids.length === 0) continue;
+      shares.noteDepth(reservoir, Math.max(places.length, shares.depth(reservoir) ?? 0) - ids.length, clock.now());
+      const ahead = late[0]!;
+      await answer({ model, tier, tenant: shares.tenant(reservoir)!, reservoir, ids, ahead, share });
     }
   }
 
@@ -757,6 +828,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });
       const m = flowsOf(ask.model);
       lastAsked.set(`${ask.model}\n${ask.flow.tier}`, now);
+      if (ask.reservoir !== undefined) shares.noteTenant(ask.reservoir, ask.flow.tenant);
       const gate = gateOf(ask.model);
       if (gate) {
         const ahead = workAheadMs(m, gate, ask.flow, ask.deadline);

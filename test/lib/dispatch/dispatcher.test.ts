@@ -297,6 +297,50 @@ describe('dispatcher', () => {
     ).toBe(true);
   });
 
+  it("answers at once the places its flow's fair share cannot start in time; delivered later, they are acked unserved", async () => {
+    const w = world((p) => {
+      p.tiers.realtime!.maxQueueWaitMs = 2_000;
+    });
+    const key = reservoirKey('acme', 'realtime-acme-m');
+    // Calls of 50 ms on 2 slots: the model's speed is known.
+    const warm = [0, 1].map(() => w.dispatch(message(envelope(w.clock))));
+    await w.clock.advance(1_000);
+    await Promise.all(warm);
+    // A flood's LiteTopic: 200 requests admitted, about 80 start within realtime's 2 s.
+    const flood = Array.from({ length: 200 }, (_, i) => `p${String(i).padStart(3, '0')}`);
+    for (const id of flood)
+      await w.store.admit({ limits: [], reservoir: { key, max: 1_000, member: id, holdMs: 2_000 } });
+    const envelopes = new Map(
+      flood.map((id) => [id, envelope(w.clock, { id, reservoirKey: reservoirPlace(key, id) })]),
+    );
+    const held = (id: string) => envelopes.get(id)!;
+    // Its first four come to the dispatcher at once: two start, two wait, and the dispatcher reports.
+    const running = flood.slice(0, 4).map((id) => w.dispatch(message(held(id))));
+    await w.clock.advance(10);
+    const shed = (await Promise.all(flood.map((id) => w.results.get(id)))).flatMap((r, i) =>
+      r && r.status !== 'queued' ? [{ id: flood[i]!, r }] : [],
+    );
+    expect(shed.length).toBeGreaterThan(50);
+    // The places kept lead, the shed ones are the last, and the reservoir holds only the kept ones.
+    expect(shed.map((s) => s.id)).toEqual(flood.slice(200 - shed.length));
+    expect(await w.store.reservoirDepth(key)).toBe(200 - shed.length);
+    for (const { r } of shed) {
+      expect(r).toMatchObject({ status: 'expired', httpStatus: 429, refusal: { reason: 'fair-share' } });
+      expect((r as { refusal?: { retryAfterMs: number } }).refusal?.retryAfterMs).toBeGreaterThan(0);
+    }
+    await w.clock.advance(5_000);
+    await Promise.all(running);
+    // One of them surfaces: acked with no call, ended as a refusal, dead-lettered with its reason.
+    const served = w.gpu.stats().served;
+    const last = shed.at(-1)!.id;
+    expect(await w.dispatch(message(held(last)))).toEqual({ kind: 'success' });
+    expect(w.gpu.stats().served).toBe(served);
+    expect(w.events.filter((e) => e.type === 'expired').map((e) => e.type === 'expired' && e.envelope.id)).toContain(
+      last,
+    );
+    expect(w.dead).toContain('past the fair-share level');
+  });
+
   it('settles a message the engine dead-lettered: the client is answered and the reservoir place given back', async () => {
     const w = world();
     const e = envelope(w.clock);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../../lib/clock/virtual-clock.js';
 import {
   createFlowControl,
+  type Shed,
   DEFAULT_MAX_SEND_BACK_MS,
   PLACES_PER_RETURN,
   type FlowControl,
@@ -17,12 +18,23 @@ import { fairShareKey, reservoirKey } from '../../../../lib/store/keys.js';
 import { basePolicy } from '../../policy/fixtures.js';
 
 /** 8 slots: realtime reserves 4, batch 2, offline 1, one unreserved. */
-function setup(options: { maxWaiting?: number; slots?: number; workers?: number; otherModelSlots?: number } = {}) {
+function setup(
+  options: {
+    maxWaiting?: number;
+    slots?: number;
+    workers?: number;
+    otherModelSlots?: number;
+    onShed?: (shed: Shed) => Promise<void>;
+    fairShareAtAdmission?: boolean;
+  } = {},
+) {
   const clock = new VirtualClock(0);
   const raw = basePolicy();
   raw.models.m!.slots = options.slots ?? 8;
   // A second model, `n`, served by the same dispatchers from its own slots.
   if (options.otherModelSlots) raw.models.n = { ...raw.models.m!, slots: options.otherModelSlots };
+  if (options.fairShareAtAdmission !== undefined)
+    raw.tiers.batch = { ...raw.tiers.batch!, fairShareAtAdmission: options.fairShareAtAdmission };
   const policy = parsePolicy(raw);
   const store = createEmbeddedStore(clock);
   let n = 0;
@@ -39,6 +51,7 @@ function setup(options: { maxWaiting?: number; slots?: number; workers?: number;
         maxWaiting,
         ...(options.workers ? { workers: options.workers } : {}),
       },
+      ...(options.onShed ? { onShed: options.onShed } : {}),
     });
   let topics = 0;
   // Each ask its own LiteTopic by default, as with one message in flight per LiteTopic (a FIFO group).
@@ -628,8 +641,8 @@ describe('fair-share reports', () => {
    * Two slots whose calls took 1 s: 600 starts within batch's 300 s. Three flows wait, one
    * request each here, their LiteTopics holding `depth` each (their reservoirs).
    */
-  async function waitingFlows(depth: number) {
-    const t = setup({ slots: 2 });
+  async function waitingFlows(depth: number, holdMs = 600_000, options: Parameters<typeof setup>[0] = {}) {
+    const t = setup({ slots: 2, ...options });
     const { clock, store, ask } = t;
     const first = await Promise.all([ask('batch'), ask('batch')]);
     await clock.advance(1_000);
@@ -638,7 +651,7 @@ describe('fair-share reports', () => {
     const keys = ['x', 'y', 'z'].map((tenant) => reservoirKey(tenant, `batch.${tenant}.m`));
     for (const key of keys)
       for (let i = 0; i < depth; i++)
-        await store.admit({ limits: [], reservoir: { key, max: 10_000, member: `${i}`, holdMs: 600_000 } });
+        await store.admit({ limits: [], reservoir: { key, max: 10_000, member: `${i}`.padStart(4, '0'), holdMs } });
     const waiting = keys.map((reservoir, i) => ask('batch', ['x', 'y', 'z'][i], 'a', { reservoir }));
     await clock.advance(2_000);
     const reports = await store.readMembers(fairShareKey('m', 'batch'), FAIR_SHARE_TTL_MS);
@@ -657,5 +670,35 @@ describe('fair-share reports', () => {
   it('says nothing while what the flows hold starts within the wait', async () => {
     const { reports } = await waitingFlows(150);
     expect(reports).toEqual([]);
+  });
+
+  it('sheds the places a flow cannot start before they lapse, and has them answered', async () => {
+    const shed: Shed[] = [];
+    const { store } = await waitingFlows(400, 300_000, { onShed: async (s) => void shed.push(s) });
+    // At the first report 299 s are left for every place: with the margin, 2 slots start 1.25 x 598
+    // = 747 calls, 249 a flow. Each LiteTopic keeps its first 249 places and the 151 after them are
+    // shed; a second later 248 fit, and one more goes.
+    const ids = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => `${from + i}`.padStart(4, '0'));
+    expect(shed.map((s) => [s.tenant, s.ahead])).toEqual([
+      ['x', 249],
+      ['y', 249],
+      ['z', 249],
+      ['x', 248],
+      ['y', 248],
+      ['z', 248],
+    ]);
+    expect(shed.slice(0, 3).map((s) => s.ids)).toEqual([ids(249, 400), ids(249, 400), ids(249, 400)]);
+    expect(shed.slice(3).map((s) => s.ids)).toEqual([ids(248, 249), ids(248, 249), ids(248, 249)]);
+    for (const s of shed) expect(await store.reservoirDepth(s.reservoir)).toBe(248);
+  });
+
+  it('sheds nothing where places start in time, or where the tier refuses nothing at the level', async () => {
+    const shed: Shed[] = [];
+    // The same flows with twice the time left: every place starts in time, though a level stands.
+    const { reports } = await waitingFlows(400, 600_000, { onShed: async (s) => void shed.push(s) });
+    expect(reports).toHaveLength(1);
+    await waitingFlows(400, 300_000, { onShed: async (s) => void shed.push(s), fairShareAtAdmission: false });
+    expect(shed).toEqual([]);
   });
 });
