@@ -149,13 +149,13 @@ export interface FlowControlDeps {
   /** The model's slots now (saturation.ts); the policy's `slots` by default. */
   readonly slots?: SlotSource;
   /**
-   * Answers the requests shed from a LiteTopic past its tier's fair-share level
-   * (lib/limits/fair-share.ts); without it nothing is shed.
+   * Answers the requests shed from a LiteTopic, those their flow's fair share cannot start in
+   * time while a level stands (lib/limits/fair-share.ts); without it nothing is shed.
    */
   readonly onShed?: (shed: Shed) => Promise<void>;
 }
 
-/** Requests taken from a reservoir past the fair-share level, to be answered at once. */
+/** Requests taken from a reservoir because their flow's fair share cannot start them in time, to be answered at once. */
 export interface Shed {
   readonly model: string;
   readonly tier: string;
