@@ -39,8 +39,6 @@ export const FAIR_SHARE_TTL_MS = 5_000;
 export const REPORT_EVERY_MS = 1_000;
 /** Dispatchers remembered per model and tier; the least recent go first. */
 export const MAX_REPORTERS = 64;
-/** A level reported a moment ago stays while the LiteTopics hold more than this share of what starts in time. */
-export const STICKY_SHARE = 0.5;
 /** A queued place is shed only if it would not start in time even with this much more time left (latePlaces). */
 export const SHED_MARGIN = 1.25;
 /**
@@ -75,36 +73,16 @@ export interface TierBacklog {
   readonly maxWaitMs: number;
 }
 
-/**
- * The tier's fair share while it is over-committed; undefined when everything waiting fits (or
- * nothing is known). `sticky`: the tier was over-committed a moment ago. Refusing and shedding
- * past the level keep its LiteTopics just within what starts in time, so the demand that made
- * the level is no longer in them; dropped then, the level would let the flood in again. A sticky
- * level stays while the LiteTopics hold more than STICKY_SHARE of those starts, raised by what
- * they do not fill (each flow the same part of it), and goes when they drain.
- */
-export function fairShare(
-  { depths, slots, meanCallMs, maxWaitMs }: TierBacklog,
-  sticky = false,
-): FairShare | undefined {
+/** The tier's fair share while it is over-committed; undefined when everything waiting fits (or nothing is known). */
+export function fairShare({ depths, slots, meanCallMs, maxWaitMs }: TierBacklog): FairShare | undefined {
   if (depths.length === 0 || !(slots > 0) || !(meanCallMs > 0) || !(maxWaitMs > 0)) return undefined;
   const starts = Math.floor((slots * maxWaitMs) / meanCallMs);
-  let total = 0;
-  let deepest = 0;
-  for (const d of depths) {
-    total += d;
-    deepest = Math.max(deepest, d);
-  }
-  const rate = (slots * 1000) / (meanCallMs * depths.length);
-  if (total <= starts) {
-    if (!sticky || total <= STICKY_SHARE * starts) return undefined;
-    return { cap: Math.max(1, deepest + Math.floor((starts - total) / depths.length)), rate };
-  }
   const level = levelOf(
     [...depths].sort((a, b) => a - b),
     starts,
   );
-  return level === Infinity ? undefined : { cap: Math.max(1, level), rate };
+  if (level === Infinity) return undefined;
+  return { cap: Math.max(1, level), rate: (slots * 1000) / (meanCallMs * depths.length) };
 }
 
 /**

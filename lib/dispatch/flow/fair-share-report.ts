@@ -3,7 +3,7 @@
  * the calls of each model and tier hold a slot, and how many requests each waiting flow's
  * LiteTopic holds (its reservoir, read before each report, those read longest ago first).
  */
-import { FAIR_SHARE_TTL_MS, REPORT_EVERY_MS } from '../../limits/fair-share.js';
+import { REPORT_EVERY_MS } from '../../limits/fair-share.js';
 
 /** Weight of a new call in the moving mean of call times: about the last 20 calls. */
 const CALL_WEIGHT = 0.05;
@@ -14,8 +14,6 @@ export class FairShareReport {
   /** Per model and tier, and per model: the mean slot time of calls, moving. */
   private readonly callMs = new Map<string, number>();
   private readonly reportedAt = new Map<string, number>();
-  /** Per model and tier: when a level was last reported. */
-  private readonly levelAt = new Map<string, number>();
   /** Per reservoir: what it held when last read. */
   private readonly depths = new Map<string, { queued: number; at: number }>();
   /** Per reservoir: calls of its requests running from here, the first of its places. */
@@ -82,16 +80,6 @@ export class FairShareReport {
   stalest(reservoirs: Iterable<string>, n: number): string[] {
     const at = (r: string) => this.depths.get(r)?.at ?? -Infinity;
     return [...reservoirs].sort((a, b) => at(a) - at(b)).slice(0, n);
-  }
-
-  /** A level of `tier` on `model` was reported at `now`. */
-  reported(model: string, tier: string, now: number): void {
-    this.levelAt.set(`${model}\n${tier}`, now);
-  }
-
-  /** Whether a level of `tier` on `model` was reported within FAIR_SHARE_TTL_MS: it is sticky (fair-share.ts). */
-  sticky(model: string, tier: string, now: number): boolean {
-    return now - (this.levelAt.get(`${model}\n${tier}`) ?? -Infinity) < FAIR_SHARE_TTL_MS;
   }
 
   /** Whether a report of `model` is due now: REPORT_EVERY_MS after the last. Marks it made. */

@@ -655,9 +655,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
           meanCallMs: shares.meanCallMs(m.model, tier) ?? 0,
           maxWaitMs: gate.maxWaitMs.get(tier) ?? 0,
         };
-        const share = fairShare(backlog, shares.sticky(m.model, tier, now));
+        const share = fairShare(backlog);
         if (!share) continue;
-        shares.reported(m.model, tier, now);
         await store.putMember(
           fairShareKey(m.model, tier),
           asker,

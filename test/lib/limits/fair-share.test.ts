@@ -6,7 +6,6 @@ import {
   fairShareRetryMs,
   latePlaces,
   SHED_MARGIN,
-  STICKY_SHARE,
 } from '../../../lib/limits/fair-share.js';
 
 // 8 slots, 10 s calls, 300 s wait: the model starts 240 within the wait.
@@ -49,26 +48,6 @@ describe('fairShare', () => {
     expect(fairShare({ ...tier, slots: 0, depths: [1000] })).toBeUndefined();
     expect(fairShare({ ...tier, meanCallMs: 0, depths: [1000] })).toBeUndefined();
     expect(fairShare({ ...tier, maxWaitMs: 0, depths: [1000] })).toBeUndefined();
-  });
-});
-
-describe('a sticky level (reported a moment ago)', () => {
-  const flows = (n: number, depth: number) => Array.from({ length: n }, () => depth);
-
-  it('stays while the flows hold more than its share of the starts, raised by what they leave', () => {
-    // 60 flows of 3 hold 180 of 240 starts: 60 left, one more place each.
-    expect(fairShare({ ...tier, depths: flows(60, 3) }, true)).toEqual({ cap: 4, rate: 1 / 75 });
-    // Not sticky, it would go: everything fits.
-    expect(fairShare({ ...tier, depths: flows(60, 3) })).toBeUndefined();
-    // An over-committed tier is judged alike either way.
-    expect(fairShare({ ...tier, depths: flows(60, 15) }, true)).toEqual(fairShare({ ...tier, depths: flows(60, 15) }));
-  });
-
-  it('goes once the flows hold no more than its share of the starts', () => {
-    expect(STICKY_SHARE * 240).toBe(120);
-    expect(fairShare({ ...tier, depths: flows(60, 2) }, true)).toBeUndefined();
-    // 121 held: 119 left over 60 flows is one more place than the deepest holds.
-    expect(fairShare({ ...tier, depths: [...flows(59, 2), 3] }, true)?.cap).toBe(4);
   });
 });
 
