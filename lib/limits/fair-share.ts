@@ -143,22 +143,24 @@ export function fairShareRetryMs(queued: number, { cap, rate }: FairShare): numb
   return Math.ceil((Math.max(1, queued + 1 - cap) * 1000) / rate);
 }
 
-/** The words for a request refused at the level, at admission or shed (`queued`: what its LiteTopic holds ahead of it). */
-export function fairShareMessage(queued: number, { rate }: FairShare, maxWaitMs: number, retryAfterMs: number): string {
+/** How fast a flow at the level starts, in words. */
+function paceWords({ rate }: FairShare): string {
   const perMinute = rate * 60;
-  const pace = perMinute >= 1 ? `${Math.round(perMinute)} per minute` : `1 every ${Math.round(1 / perMinute)} minutes`;
+  return perMinute >= 1 ? `${Math.round(perMinute)} per minute` : `1 every ${Math.round(1 / perMinute)} minutes`;
+}
+
+/** The words for a request refused at admission (`queued`: what its LiteTopic holds). */
+export function fairShareMessage(queued: number, share: FairShare, maxWaitMs: number, retryAfterMs: number): string {
   return (
-    `This model is busy: it starts about ${pace} of your requests, and the ${queued} already waiting ` +
+    `This model is busy: it starts about ${paceWords(share)} of your requests, and the ${queued} already waiting ` +
     `fill what it can start within ${Math.round(maxWaitMs / 1000)} s. Retry after ${Math.ceil(retryAfterMs / 1000)} s.`
   );
 }
 
 /** The words for a request shed from its LiteTopic (`ahead`: the places kept ahead of it). */
-export function shedMessage(ahead: number, { rate }: FairShare, retryAfterMs: number): string {
-  const perMinute = rate * 60;
-  const pace = perMinute >= 1 ? `${Math.round(perMinute)} per minute` : `1 every ${Math.round(1 / perMinute)} minutes`;
+export function shedMessage(ahead: number, share: FairShare, retryAfterMs: number): string {
   return (
-    `This model is busy: it starts about ${pace} of your requests, and the ${ahead} waiting ahead of this one ` +
+    `This model is busy: it starts about ${paceWords(share)} of your requests, and the ${ahead} waiting ahead of this one ` +
     `fill what it can start before this request's deadline. Retry after ${Math.ceil(retryAfterMs / 1000)} s.`
   );
 }

@@ -160,7 +160,9 @@ export function createEmbeddedStore(clock: Clock): RateStore {
     },
 
     async shedReservoir(key: string, members: readonly string[]): Promise<readonly string[]> {
-      const places = placesOf(key, clock.now());
+      // As the Lua twin: no sweep, the members named are taken whether or not they lapsed.
+      const places = reservoirs.get(key);
+      if (!places) return [];
       const shed = members.filter((member) => places.delete(member));
       if (places.size === 0) reservoirs.delete(key);
       return shed;

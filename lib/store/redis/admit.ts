@@ -10,8 +10,7 @@
  */
 import { alignedWindowStart } from '../../limits/fixed-window.js';
 import { parseReservoirPlace } from '../keys.js';
-import type { ReservoirPlace } from '../types.js';
-import type { AdmitDecision, AdmitInput, Reconciliation, WindowState } from '../types.js';
+import type { AdmitDecision, AdmitInput, Reconciliation, ReservoirPlace, WindowState } from '../types.js';
 import { defineScript, LUA_PRELUDE, num, replyArray, safeEval, type EvalClient } from './safe-eval.js';
 
 /**
