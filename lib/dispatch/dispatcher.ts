@@ -39,8 +39,14 @@ import { own } from '../lookup.js';
 import { effectiveDeadline } from './paused-time.js';
 import { createAttempts, persistResult } from './attempts.js';
 import { createEmbeddedAttempts, type AttemptStore } from '../store/attempts.js';
-import { createFlowControl, type FlowControl, type FlowControlOptions, type Shed } from './flow/scheduler.js';
-import { FAIR_SHARE_REASON, fairShareRetryMs, shedMessage } from '../limits/fair-share.js';
+import {
+  createFlowControl,
+  type FlowControl,
+  type FlowControlOptions,
+  type Shed,
+  type ShedAnswered,
+} from './flow/scheduler.js';
+import { FAIR_SHARE_REASON, fairShareRetryMs, REPORT_EVERY_MS, shedMessage } from '../limits/fair-share.js';
 import { createModelCapacity, type SlotSource } from './flow/saturation.js';
 import type { Tokens } from './flow/service-time.js';
 import { tokensUsed } from './usage.js';
@@ -87,6 +93,12 @@ export interface DispatcherDeps {
   /** Where paced requests wait for a slot; one per dispatcher by default. */
   readonly flows?: FlowControl;
 }
+
+/**
+ * A request held for a slot this long is read again before its call: another dispatcher may have
+ * shed its place past the fair-share level meanwhile (they report, and shed, once a second).
+ */
+export const RECHECK_AFTER_HELD_MS = REPORT_EVERY_MS;
 
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 /** Upstream answers about the request itself: relayed as they are, never retried or dead-lettered. */
@@ -259,12 +271,12 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
    * rounds until its place would come. A write that fails leaves that request to be judged when
    * it surfaces, as before.
    */
-  async function answerShed({ model, tier, tenant, reservoir, ids, ahead, share }: Shed): Promise<void> {
+  async function answerShed({ model, tier, tenant, reservoir, ids, ahead, share }: Shed): Promise<ShedAnswered> {
     log.info(
       { model, tier, tenant, reservoir, shed: ids.length, kept: ahead },
       'answered waiting requests their fair share cannot start before their deadline',
     );
-    await Promise.all(
+    const written = await Promise.all(
       ids.map(async (id, i) => {
         // One round per place ahead past the level: shed together, they are told apart.
         const retryAfterMs = fairShareRetryMs(Math.max(share.cap, ahead) + i, share);
@@ -279,11 +291,14 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
         };
         try {
           await results.complete(answer);
+          return id;
         } catch (error) {
           log.warn({ id, err: String(error) }, 'could not answer a request shed past its fair share');
+          return undefined;
         }
       }),
     );
+    return written.filter((id) => id !== undefined);
   }
 
   function pickUpstream(model: string, upstreams: readonly string[]): string {
@@ -299,6 +314,20 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     { clock, store: deps.attempts ?? createEmbeddedAttempts(clock), results, newId: deps.newId, log },
     { leaseMs: upstreamTimeoutMs + 10_000, writeGiveUpMs: deps.options?.resultWriteGiveUpMs },
   );
+
+  /**
+   * A request whose answer is already written ends with no call: its reservoir place given back
+   * and its message acked. One shed past the fair-share level (in the broker or in the room)
+   * ends as a request answered late does.
+   */
+  async function endAnswered(envelope: Envelope, refusal: string | undefined): Promise<ConsumeResult> {
+    if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
+    if (refusal === FAIR_SHARE_REASON) {
+      emit({ type: 'expired', envelope });
+      await deps.deadLetters?.put(envelope, 'past the fair-share level');
+    }
+    return Consume.success;
+  }
 
   async function expire(envelope: Envelope): Promise<ConsumeResult> {
     emit({ type: 'expired', envelope });
@@ -339,16 +368,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     });
 
     const before = await attempts.before(envelope);
-    if (before?.kind === 'answered') {
-      if (envelope.reservoirKey) await store.leaveReservoir(envelope.reservoirKey);
-      // Shed past the fair-share level while it waited in the broker: first seen here now, it
-      // ends as a request answered late does.
-      if (before.refusal === FAIR_SHARE_REASON) {
-        emit({ type: 'expired', envelope });
-        await deps.deadLetters?.put(envelope, 'past the fair-share level');
-      }
-      return Consume.success;
-    }
+    if (before?.kind === 'answered') return endAnswered(envelope, before.refusal);
     if (before) {
       log.warn({ id: envelope.id, err: String(before.error) }, 'result store unavailable; message waits');
       return park(message.messageId, 'other', Consume.suspend(Math.max(minSuspendMs, pausedRecheckMs)));
@@ -409,6 +429,7 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
     }
 
     const askedAt = clock.now();
+    const place = envelope.reservoirKey === undefined ? undefined : parseReservoirPlace(envelope.reservoirKey);
     emit({ type: 'awaiting-slot', envelope });
     const verdict = await flows.ask({
       flow: { tier: envelope.tier, tenant: envelope.tenant, account: envelope.account },
@@ -417,7 +438,8 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       estimate: envelope.tokenEstimate,
       promptEstimate: envelope.promptEstimate ?? 0,
       liteTopic: message.liteTopic,
-      reservoir: envelope.reservoirKey === undefined ? undefined : parseReservoirPlace(envelope.reservoirKey)?.key,
+      reservoir: place?.key,
+      place: place?.member,
     });
     if (verdict.kind === 'expired') return expire(envelope);
     if (verdict.kind === 'late') {
@@ -442,7 +464,16 @@ export function createDispatcher(deps: DispatcherDeps): MessageHandler {
       releases.hold(message.messageId, clock.now());
       return suspend(message, envelope, verdict.ms, 'capacity', clock.now() - askedAt, verdict.onRecallable);
     }
+    if (verdict.kind === 'shed') return endAnswered(envelope, FAIR_SHARE_REASON);
     const slot = verdict.grant;
+    // Held a while, it may have been shed meanwhile by another dispatcher, whose room did not hold it.
+    if (clock.now() - askedAt >= RECHECK_AFTER_HELD_MS) {
+      const meanwhile = await attempts.before(envelope);
+      if (meanwhile?.kind === 'answered') {
+        await slot.cancel();
+        return endAnswered(envelope, meanwhile.refusal);
+      }
+    }
     // Past its share of the workers the call gives its worker back: it is bounded by the model's slots.
     if (slot.freesWorker) worker?.release();
 

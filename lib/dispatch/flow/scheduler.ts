@@ -152,8 +152,11 @@ export interface FlowControlDeps {
    * Answers the requests shed from a LiteTopic, those their flow's fair share cannot start in
    * time while a level stands (lib/limits/fair-share.ts); without it nothing is shed.
    */
-  readonly onShed?: (shed: Shed) => Promise<void>;
+  readonly onShed?: (shed: Shed) => Promise<ShedAnswered>;
 }
+
+/** The ids of a Shed whose answers were written: those held in a room may be let go unserved. */
+export type ShedAnswered = readonly string[];
 
 /** Requests taken from a reservoir because their flow's fair share cannot start them in time, to be answered at once. */
 export interface Shed {
@@ -180,6 +183,8 @@ export interface SlotAsk {
   readonly liteTopic: string;
   /** Its LiteTopic's reservoir (lib/store/keys.ts reservoirKey), whose depth the fair-share report reads. */
   readonly reservoir?: string;
+  /** Its place in that reservoir (the request's id): shed while it waits here, it leaves unserved. */
+  readonly place?: string;
 }
 
 export interface Grant {
@@ -191,6 +196,8 @@ export interface Grant {
   readonly freesWorker: boolean;
   /** Gives the slot back and charges the flow what the call really used (unknown: what it asked). */
   release(usedTokens: Tokens | undefined): Promise<void>;
+  /** Gives the slot back unused: no call was made (its request was answered meanwhile); nothing charged or timed. */
+  cancel(): Promise<void>;
 }
 
 /** A request sent back from a full room: Suspended `ms`, or, `late`, answered now with Retry-After `ms`. */
@@ -208,6 +215,11 @@ export type Verdict =
    */
   | { readonly kind: 'suspend'; readonly ms: number; readonly onRecallable?: (recall: Recall) => void }
   | { readonly kind: 'expired' }
+  /**
+   * Its reservoir place was shed past its flow's fair share while it waited here, and the shed
+   * answered its client: it ends with no call (a call would take a slot for an answer given).
+   */
+  | { readonly kind: 'shed' }
   /** It cannot start before its deadline: answer now; the work ahead should be done in `retryAfterMs`. */
   | { readonly kind: 'late'; readonly retryAfterMs: number };
 
@@ -225,6 +237,8 @@ interface Entry {
   readonly flow: string;
   /** What it asks: its prompt, and its max_tokens (the rest of its estimate). */
   readonly asked: Tokens;
+  /** Its place in its reservoir, if it has one (SlotAsk.place). */
+  readonly place?: string;
   settle(verdict: Verdict): void;
 }
 
@@ -577,16 +591,26 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     const freesWorker = workers !== undefined && callsHoldingWorkers >= callWorkers;
     if (!freesWorker) callsHoldingWorkers++;
     let released = false;
+    const giveBack = () => {
+      if (released) return false;
+      released = true;
+      m.calls.delete(leaseId);
+      speed.ended(m.model, leaseId);
+      shares.call(w.value.flow, -1);
+      if (!freesWorker) callsHoldingWorkers--;
+      return true;
+    };
     return {
       leaseId,
       freesWorker,
+      async cancel() {
+        if (!giveBack()) return;
+        q.correct(w.key, -w.estimate);
+        await store.releaseSlot(m.key, leaseId);
+        void pump(m);
+      },
       async release(usedTokens) {
-        if (released) return;
-        released = true;
-        m.calls.delete(leaseId);
-        speed.ended(m.model, leaseId);
-        shares.call(w.value.flow, -1);
-        if (!freesWorker) callsHoldingWorkers--;
+        if (!giveBack()) return;
         const used = usedTokens ?? w.value.asked;
         if (usedTokens !== undefined) speed.observeUse(m.model, w.key, usedTokens.output, w.value.asked.output);
         speed.observe(m.model, clock.now() - startedAt, used);
@@ -665,7 +689,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
           MAX_REPORTERS,
         );
         if (deps.onShed && own(deps.policy().tiers, tier)?.fairShareAtAdmission !== false)
-          await shedLate(m.model, tier, here.keys(), backlog, share, deps.onShed);
+          await shedLate(m, tier, here.keys(), backlog, share, deps.onShed);
       }
     } catch {
       // The next report tries again.
@@ -680,12 +704,12 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
    * level was known, or since left behind by the model's slower calls.
    */
   async function shedLate(
-    model: string,
+    m: ModelFlows,
     tier: string,
     flows: Iterable<string>,
     backlog: TierBacklog,
     share: FairShare,
-    answer: (shed: Shed) => Promise<void>,
+    answer: (shed: Shed) => Promise<ShedAnswered>,
   ): Promise<void> {
     const checked = [...flows]
       .filter((flow) => isReservoir(flow) && (shares.depth(flow) ?? 0) > 1 && shares.tenant(flow) !== undefined)
@@ -707,8 +731,33 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       if (ids.length === 0) continue;
       shares.noteDepth(reservoir, Math.max(places.length, shares.depth(reservoir) ?? 0) - ids.length, clock.now());
       const ahead = late[0]!;
-      await answer({ model, tier, tenant: shares.tenant(reservoir)!, reservoir, ids, ahead, share });
+      const answered = await answer({
+        model: m.model,
+        tier,
+        tenant: shares.tenant(reservoir)!,
+        reservoir,
+        ids,
+        ahead,
+        share,
+      });
+      letShedGo(m, tier, reservoir, answered);
     }
+  }
+
+  /**
+   * The shed requests held here leave unserved: their clients have their answer. A place late by
+   * its flow's share may still be held here (a room larger than the flows' heads, or a place
+   * behind its flow's first in the room), and served it took a slot, and a call, for an answer
+   * already given. Those of other dispatchers' rooms are caught before their call (the
+   * dispatcher reads the result again after a long wait).
+   */
+  function letShedGo(m: ModelFlows, tier: string, reservoir: string, answered: ShedAnswered): void {
+    const q = m.tiers.get(tier);
+    if (!q || answered.length === 0) return;
+    const ids = new Set(answered);
+    for (const w of [...q.waiters()])
+      if (w.value.flow === reservoir && w.value.place !== undefined && ids.has(w.value.place))
+        settle(m, q, w, { kind: 'shed' });
   }
 
   /**
@@ -862,6 +911,7 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
             liteTopic: ask.liteTopic,
             flow: ask.reservoir ?? flowId(ask.flow),
             asked: { prompt: ask.promptEstimate, output: Math.max(0, ask.estimate - ask.promptEstimate) },
+            ...(ask.place === undefined ? {} : { place: ask.place }),
             settle: (verdict) => {
               cancel?.();
               resolve(verdict);

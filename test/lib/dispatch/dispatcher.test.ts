@@ -13,14 +13,25 @@ import { silentLogger } from '../../../lib/telemetry/log.js';
 import { createInProcessUpstream } from '../../../lib/upstream/in-process.js';
 import { basePolicy } from '../policy/fixtures.js';
 
-function world(edit: (p: ReturnType<typeof basePolicy>) => void = () => {}) {
+function world(
+  edit: (p: ReturnType<typeof basePolicy>) => void = () => {},
+  gpuOver: Partial<Parameters<typeof createGpuSim>[0]> = {},
+) {
   const clock = new VirtualClock(1_000_000);
   const raw = basePolicy();
   raw.models.m!.upstreams = ['http://gpu/v1'];
   raw.models.m!.slots = 2;
   edit(raw);
   const policy = parsePolicy(raw);
-  const gpu = createGpuSim({ clock, models: ['m'], slots: 2, baseTokenMs: 10, minOutputTokens: 5, maxOutputTokens: 5 });
+  const gpu = createGpuSim({
+    clock,
+    models: ['m'],
+    slots: 2,
+    baseTokenMs: 10,
+    minOutputTokens: 5,
+    maxOutputTokens: 5,
+    ...gpuOver,
+  });
   const store = createEmbeddedStore(clock);
   const results = createEmbeddedResults({ clock });
   const events: DispatchEvent[] = [];
@@ -339,6 +350,37 @@ describe('dispatcher', () => {
       last,
     );
     expect(w.dead).toContain('past the fair-share level');
+  });
+
+  it('reads a request held a while for a slot again before its call: shed meanwhile by another dispatcher, it ends unserved and frees its slot', async () => {
+    // Calls of 2 s on 2 slots.
+    const w = world(
+      (p) => {
+        p.tiers.realtime!.maxQueueWaitMs = 30_000;
+      },
+      { minOutputTokens: 200, maxOutputTokens: 200 },
+    );
+    const deadline = w.clock.now() + 30_000;
+    const [a, b, shed, next] = [0, 1, 2, 3].map(() => envelope(w.clock, { deadline }));
+    const runs = [a, b, shed].map((e) => w.dispatch(message(e!)));
+    await w.clock.advance(100);
+    // Another dispatcher sheds the waiting one's place and answers its client.
+    await w.results.complete({
+      id: shed!.id,
+      tenant: 'acme',
+      status: 'expired',
+      httpStatus: 429,
+      body: {},
+      completedAt: w.clock.now(),
+      refusal: { reason: 'fair-share', retryAfterMs: 10_000 },
+    });
+    const later = w.dispatch(message(next!));
+    await w.clock.advance(10_000);
+    expect(await Promise.all([...runs, later])).toEqual(Array(4).fill({ kind: 'success' }));
+    expect(w.gpu.stats().served, 'no call for the shed one').toBe(3);
+    expect(await w.results.get(shed!.id)).toMatchObject({ httpStatus: 429, refusal: { reason: 'fair-share' } });
+    expect(await w.results.get(next!.id)).toMatchObject({ status: 'completed' });
+    expect(w.dead).toEqual(['past the fair-share level']);
   });
 
   it('settles a message the engine dead-lettered: the client is answered and the reservoir place given back', async () => {

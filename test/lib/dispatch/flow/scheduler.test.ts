@@ -3,6 +3,7 @@ import { VirtualClock } from '../../../../lib/clock/virtual-clock.js';
 import {
   createFlowControl,
   type Shed,
+  type ShedAnswered,
   DEFAULT_MAX_SEND_BACK_MS,
   PLACES_PER_RETURN,
   type FlowControl,
@@ -24,7 +25,7 @@ function setup(
     slots?: number;
     workers?: number;
     otherModelSlots?: number;
-    onShed?: (shed: Shed) => Promise<void>;
+    onShed?: (shed: Shed) => Promise<ShedAnswered>;
     fairShareAtAdmission?: boolean;
   } = {},
 ) {
@@ -641,7 +642,13 @@ describe('fair-share reports', () => {
    * Two slots whose calls took 1 s: 600 starts within batch's 300 s. Three flows wait, one
    * request each here, their LiteTopics holding `depth` each (their reservoirs).
    */
-  async function waitingFlows(depth: number, holdMs = 600_000, options: Parameters<typeof setup>[0] = {}) {
+  async function waitingFlows(
+    depth: number,
+    holdMs = 600_000,
+    options: Parameters<typeof setup>[0] = {},
+    /** Requests also waiting here from the start, by tenant and place in its reservoir. */
+    placed: readonly (readonly [string, string])[] = [],
+  ) {
     const t = setup({ slots: 2, ...options });
     const { clock, store, ask } = t;
     const first = await Promise.all([ask('batch'), ask('batch')]);
@@ -653,9 +660,12 @@ describe('fair-share reports', () => {
       for (let i = 0; i < depth; i++)
         await store.admit({ limits: [], reservoir: { key, max: 10_000, member: `${i}`.padStart(4, '0'), holdMs } });
     const waiting = keys.map((reservoir, i) => ask('batch', ['x', 'y', 'z'][i], 'a', { reservoir }));
+    const held = placed.map(([tenant, place]) =>
+      ask('batch', tenant, 'a', { reservoir: reservoirKey(tenant, `batch.${tenant}.m`), place }),
+    );
     await clock.advance(2_000);
     const reports = await store.readMembers(fairShareKey('m', 'batch'), FAIR_SHARE_TTL_MS);
-    return { ...t, busy, waiting, reports };
+    return { ...t, busy, waiting, held, reports };
   }
 
   it('tells the edge the level an over-committed tier fills its flows to', async () => {
@@ -674,7 +684,7 @@ describe('fair-share reports', () => {
 
   it('sheds the places a flow cannot start before they lapse, and has them answered', async () => {
     const shed: Shed[] = [];
-    const { store } = await waitingFlows(400, 300_000, { onShed: async (s) => void shed.push(s) });
+    const { store } = await waitingFlows(400, 300_000, { onShed: async (s) => (shed.push(s), s.ids) });
     // At the first report 299 s are left for every place: with the margin, 2 slots start 1.25 x 598
     // = 747 calls, 249 a flow. Each LiteTopic keeps its first 249 places and the 151 after them are
     // shed; a second later 248 fit, and one more goes.
@@ -693,12 +703,35 @@ describe('fair-share reports', () => {
     for (const s of shed) expect(await store.reservoirDepth(s.reservoir)).toBe(248);
   });
 
+  it('lets a shed request held here go unserved once its client is answered, and keeps one whose answer failed', async () => {
+    const answered: string[] = [];
+    // Places past the level, and one at the head, held here when the first report sheds.
+    const { held, clock } = await waitingFlows(
+      400,
+      300_000,
+      // x's answers fail to be written; the others land.
+      { onShed: async (s) => (s.tenant === 'x' ? [] : (answered.push(...s.ids), s.ids)) },
+      [
+        ['y', '0300'],
+        ['x', '0300'],
+        ['z', '0000'],
+      ],
+    );
+    const [late, lateUnanswered, head] = held;
+    expect(answered).toContain('0300');
+    expect((await late!).kind).toBe('shed');
+    let settled = false;
+    for (const v of [lateUnanswered!, head!]) void v.then(() => (settled = true));
+    await clock.advance(1);
+    expect(settled, 'the unanswered one and the head still wait for a slot').toBe(false);
+  });
+
   it('sheds nothing where places start in time, or where the tier refuses nothing at the level', async () => {
     const shed: Shed[] = [];
     // The same flows with twice the time left: every place starts in time, though a level stands.
-    const { reports } = await waitingFlows(400, 600_000, { onShed: async (s) => void shed.push(s) });
+    const { reports } = await waitingFlows(400, 600_000, { onShed: async (s) => (shed.push(s), s.ids) });
     expect(reports).toHaveLength(1);
-    await waitingFlows(400, 300_000, { onShed: async (s) => void shed.push(s), fairShareAtAdmission: false });
+    await waitingFlows(400, 300_000, { onShed: async (s) => (shed.push(s), s.ids), fairShareAtAdmission: false });
     expect(shed).toEqual([]);
   });
 });
