@@ -15,7 +15,7 @@ import { defaultLimits, defaultTiers } from '../../lib/policy/defaults.js';
 import { BASELINES, SYSTEM_LABELS, type BaselineName } from '../lib/baselines.js';
 import { compare, deliveriesPerCompleted, systemReport, tierMaxWait, type SystemReport } from '../lib/compare.js';
 import { runSluice, type SystemRun } from '../lib/systems.js';
-import { isOk, round, type Attempt } from '../lib/recorder.js';
+import { isOk, percentiles, round, type Attempt } from '../lib/recorder.js';
 import { createRng, type Rng } from '../lib/rng.js';
 import { baselineParams, comparisonTables, feltHeadline } from '../lib/sections.js';
 import { burst, merge, poisson, type TraceEvent } from '../lib/trace.js';
@@ -159,6 +159,23 @@ function peakAdmittedPerSec(attempts: readonly Attempt[]): number {
   return Math.max(0, ...perSec.values());
 }
 
+/**
+ * How far apart the campaign's accounts are served: each account's wait p50 (admitted to GPU start),
+ * the slowest account's less the fastest's. First come first served keeps them in step; shared by
+ * account, they can be served in turns, and the turns set the batch tier's wait tail.
+ */
+export function accountWaitSpreadMs(attempts: readonly Attempt[]): number {
+  const waits = new Map<string, number[]>();
+  for (const a of attempts) {
+    if (a.admittedAt === undefined || a.startedAt === undefined) continue;
+    const own = waits.get(a.account) ?? [];
+    own.push(a.startedAt - a.admittedAt);
+    waits.set(a.account, own);
+  }
+  const p50s = [...waits.values()].map((w) => percentiles(w).p50);
+  return p50s.length ? round(Math.max(...p50s) - Math.min(...p50s)) : 0;
+}
+
 /** Mean GPU utilization over the chart's buckets within [fromMs, toMs). */
 export function burstUtilization(r: SystemReport, fromMs: number, toMs: number): number {
   const s = r.series;
@@ -200,6 +217,7 @@ export const seed2Burst: Scenario = {
           : 1,
         batchAdmitted: batch.requests ? round(batch.admitted / batch.requests, 4) : 1,
         batchWaitP99Ms: batch.waitMs.p99,
+        batchAccountWaitSpreadMs: accountWaitSpreadMs(batchAttempts),
         batchDoneAtMs: Math.round(
           Math.max(0, ...batchAttempts.map((a) => (a.answeredAt ?? run.recorder.start) - run.recorder.start)),
         ),
@@ -240,6 +258,14 @@ export const seed2Burst: Scenario = {
       ['BatchAbsorbed', 'batch absorbed (served / sent)', 'batchAbsorbed', 'higher', pct, '~95%'],
       ['BatchAdmitted', 'batch admitted / sent', 'batchAdmitted', 'higher', pct, ''],
       ['BatchQueueWaitP99Ms', 'batch wait p99 (admitted to GPU start)', 'batchWaitP99Ms', 'lower', msText, ''],
+      [
+        'BatchAccountWaitSpreadMs',
+        "batch accounts' wait p50, slowest account's less fastest's",
+        'batchAccountWaitSpreadMs',
+        'lower',
+        msText,
+        '',
+      ],
       ['BatchDoneAtMs', 'last batch answer at', 'batchDoneAtMs', 'lower', (x) => `${Math.round(x / 1000)} s`, ''],
       [
         'PeakAdmittedPerSec',

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { runSluice, type SystemRun } from '../../bench/lib/systems.js';
-import { seed2Burst, seed2Full, seed2Small, seed2World } from '../../bench/scenarios/seed2-burst.js';
+import {
+  accountWaitSpreadMs,
+  seed2Burst,
+  seed2Full,
+  seed2Small,
+  seed2World,
+} from '../../bench/scenarios/seed2-burst.js';
+import type { Attempt } from '../../bench/lib/recorder.js';
 import type { ScenarioOutput } from '../../bench/scenarios/types.js';
 
 /** The embedded engine's deliveries per served request (the headline's deliveriesPerCompleted, unrounded). */
@@ -135,4 +142,27 @@ describe('seed2-burst, the campaign from 40 tenants instead of one (40 LiteTopic
       expect(delivered).toBeLessThanOrEqual(1.5);
     },
   );
+});
+
+describe('accountWaitSpreadMs', () => {
+  const attempt = (account: string, waitMs: number | undefined): Attempt => ({
+    request: 0,
+    account,
+    tenant: 'marketing',
+    tier: 'batch',
+    sentAt: 0,
+    admittedAt: 10,
+    ...(waitMs === undefined ? {} : { startedAt: 10 + waitMs }),
+  });
+
+  it("is the slowest account's wait p50 less the fastest's, counting only requests that started", () => {
+    const attempts = [
+      ...[1_000, 2_000, 3_000].map((w) => attempt('a', w)),
+      ...[40_000, 50_000, 90_000].map((w) => attempt('b', w)),
+      attempt('c', undefined),
+    ];
+    expect(accountWaitSpreadMs(attempts)).toBe(48_000);
+    expect(accountWaitSpreadMs(attempts.filter((a) => a.account === 'a'))).toBe(0);
+    expect(accountWaitSpreadMs([])).toBe(0);
+  });
 });
