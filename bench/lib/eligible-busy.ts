@@ -61,6 +61,27 @@ export class EligibleBusy {
     return slotMs > 0 ? Math.round((busy / slotMs) * 1000) / 1000 : null;
   }
 
+  /**
+   * The GPU's idle slot-time while requests waited, as a share of all the slot-time they waited,
+   * split by where they were: with some in a room, slots idle there are held back by the
+   * scheduler (a lender's headroom) or lost between a release and the next call; with every one
+   * sent back, the room had nothing to start. The two add up to 1 - utilization().
+   */
+  idleShares(): Record<WaitedWhere, number> | null {
+    const idle = { room: 0, sentBack: 0 };
+    let slotMs = 0;
+    for (const m of this.models.values()) {
+      m.flush();
+      for (const where of ['room', 'sentBack'] as const) {
+        idle[where] += m.by[where].slotMs - m.by[where].busySlotMs;
+        slotMs += m.by[where].slotMs;
+      }
+    }
+    if (slotMs === 0) return null;
+    const share = (x: number) => Math.round((x / slotMs) * 1000) / 1000;
+    return { room: share(idle.room), sentBack: share(idle.sentBack) };
+  }
+
   /** Time during which requests waited for a slot, ms; with several pools, weighted by their slots. */
   waitedMs(): number {
     let slotMs = 0;
@@ -71,36 +92,65 @@ export class EligibleBusy {
   }
 }
 
+/** Where the waiting requests were: some in a room (flow control), or every one sent back to its LiteTopic. */
+export type WaitedWhere = 'room' | 'sentBack';
+
+interface Stretch {
+  busySlotMs: number;
+  slotMs: number;
+}
+
 class ModelMeter {
-  private readonly waiting = new Set<string>();
-  private since: { at: number; busySlotMs: number } | undefined;
-  busySlotMs = 0;
-  slotMs = 0;
+  private readonly inRoom = new Set<string>();
+  private readonly sentBack = new Set<string>();
+  private since: { at: number; busySlotMs: number; where: WaitedWhere } | undefined;
+  readonly by: Record<WaitedWhere, Stretch> = { room: { busySlotMs: 0, slotMs: 0 }, sentBack: { busySlotMs: 0, slotMs: 0 } };
 
   constructor(
     private readonly pool: MeteredPool,
     private readonly now: () => number,
   ) {}
 
+  get busySlotMs(): number {
+    return this.by.room.busySlotMs + this.by.sentBack.busySlotMs;
+  }
+
+  get slotMs(): number {
+    return this.by.room.slotMs + this.by.sentBack.slotMs;
+  }
+
   observe(event: DispatchEvent & { envelope: { id: string } }): void {
     const id = event.envelope.id;
     if (event.type === 'awaiting-slot') {
-      if (this.waiting.size === 0) this.since = { at: this.now(), busySlotMs: this.pool.busySlotMs() };
-      this.waiting.add(id);
-    } else if (leaves(event) && this.waiting.delete(id) && this.waiting.size === 0) this.close();
+      this.sentBack.delete(id);
+      this.inRoom.add(id);
+    } else if (event.type === 'suspended' && event.cause === 'capacity') {
+      if (!this.inRoom.delete(id)) return;
+      this.sentBack.add(id);
+    } else if (leaves(event)) {
+      if (!this.inRoom.delete(id) && !this.sentBack.delete(id)) return;
+    } else return;
+    if (this.where() !== this.since?.where) this.restart();
   }
 
   /** Counts the stretch in progress so far, and goes on counting. */
   flush(): void {
-    if (this.waiting.size === 0) return;
-    this.close();
-    this.since = { at: this.now(), busySlotMs: this.pool.busySlotMs() };
+    this.restart();
   }
 
-  private close(): void {
-    if (!this.since) return;
-    this.busySlotMs += this.pool.busySlotMs() - this.since.busySlotMs;
-    this.slotMs += (this.now() - this.since.at) * this.pool.slots;
-    this.since = undefined;
+  private where(): WaitedWhere | undefined {
+    return this.inRoom.size > 0 ? 'room' : this.sentBack.size > 0 ? 'sentBack' : undefined;
+  }
+
+  private restart(): void {
+    const now = this.now();
+    const busy = this.pool.busySlotMs();
+    if (this.since) {
+      const s = this.by[this.since.where];
+      s.busySlotMs += busy - this.since.busySlotMs;
+      s.slotMs += (now - this.since.at) * this.pool.slots;
+    }
+    const where = this.where();
+    this.since = where === undefined ? undefined : { at: now, busySlotMs: busy, where };
   }
 }

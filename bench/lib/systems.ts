@@ -11,7 +11,7 @@
  * a refusal only if the event carries a retry behavior, and given up after the
  * OpenAI SDK's default timeout (then counted as refused, reason `client-timeout`).
  */
-import { EligibleBusy } from './eligible-busy.js';
+import { EligibleBusy, type WaitedWhere } from './eligible-busy.js';
 import { keptAliveFailure } from './kept-alive.js';
 import { createDispatcher, settleDeadLetter } from '../../lib/dispatch/dispatcher.js';
 import type { DispatchEvent } from '../../lib/dispatch-events.js';
@@ -67,7 +67,12 @@ export interface SystemRun {
   /** Sluice on the embedded engine: LiteTopics the engine held at the end, and messages dead-lettered. */
   readonly queue?: { readonly liteTopics: number; readonly deadLettered: number; readonly delivered: number };
   /** Sluice: GPU busy slot-time over slot-time while requests waited for a slot (eligible-busy.ts), and how long they did. */
-  readonly gpuWhileSlotWaited?: { readonly utilization: number | null; readonly waitedMs: number };
+  readonly gpuWhileSlotWaited?: {
+    readonly utilization: number | null;
+    readonly waitedMs: number;
+    /** Idle slot-time while they waited, by where they were (eligible-busy.ts). */
+    readonly idle: Record<WaitedWhere, number> | null;
+  };
   /** Sluice, a model whose slots come from its servers' metrics: each change (ms from the start). */
   readonly slotsRead?: readonly { readonly t: number; readonly slots: number; readonly reason: string }[];
   /** Sluice with `world.dashboard`: each second (ms from the start), the account on top of the dashboard's burst view. */
@@ -508,7 +513,11 @@ export async function runSluice(world: World, options: RunOptions = {}): Promise
     ...(qs ? { queue: { liteTopics: qs.liteTopics, deadLettered: qs.deadLettered, delivered: qs.delivered } } : {}),
     ...(telemetry ? { topAccounts } : {}),
     ...(Object.values(policy.models).some((m) => m.saturation) ? { slotsRead } : {}),
-    gpuWhileSlotWaited: { utilization: eligible.utilization(), waitedMs: Math.round(eligible.waitedMs()) },
+    gpuWhileSlotWaited: {
+      utilization: eligible.utilization(),
+      waitedMs: Math.round(eligible.waitedMs()),
+      idle: eligible.idleShares(),
+    },
   };
   await closeWhileTimePasses(
     timeline,

@@ -303,6 +303,7 @@ export const seed2Burst: Scenario = {
       sluiceGpuBusyWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.utilization ?? null,
       sluiceSlotWaitedMs: c.runs.sluice.gpuWhileSlotWaited?.waitedMs ?? 0,
       bookedGpuBusyWhileSlotWaited: bookedRun.gpuWhileSlotWaited?.utilization ?? null,
+      sluiceGpuIdleWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.idle ?? null,
       ...feltHeadline(c),
     };
     const seedTable: Table = {
@@ -333,6 +334,15 @@ export const seed2Burst: Scenario = {
           'GPU utilization while requests waited for a slot (Sluice only: the baselines have no slots)',
           busyText(c.runs.sluice.gpuWhileSlotWaited),
           busyText(bookedRun.gpuWhileSlotWaited),
+          ...BASELINES.map(() => '-'),
+          '-',
+          '-',
+          '',
+        ],
+        [
+          'GPU idle while requests waited, share of that slot-time: with some in a room / with every one sent back',
+          idleText(c.runs.sluice.gpuWhileSlotWaited),
+          idleText(bookedRun.gpuWhileSlotWaited),
           ...BASELINES.map(() => '-'),
           '-',
           '-',
@@ -370,3 +380,5 @@ const busyText = (b: SystemRun['gpuWhileSlotWaited']) =>
   b?.utilization === null || b === undefined
     ? 'no request waited'
     : `${pct(b.utilization)} over ${Math.round(b.waitedMs / 1000)} s`;
+const idleText = (b: SystemRun['gpuWhileSlotWaited']) =>
+  b?.idle ? `${pct(b.idle.room)} / ${pct(b.idle.sentBack)}` : 'no request waited';

@@ -36,6 +36,27 @@ describe('EligibleBusy: how busy the GPU is while requests wait for a slot', () 
     // 0–300 ms one slot of two busy, 300–400 ms both: (300 + 200) / 800.
     expect(g.meter.utilization()).toBe(0.625);
     expect(g.meter.waitedMs()).toBe(400);
+    // Idle: 0–100 ms one slot with it in the room, 100–300 ms one slot with it sent back.
+    expect(g.meter.idleShares()).toEqual({ room: 0.125, sentBack: 0.25 });
+  });
+
+  it('splits the idle time by where the waiting requests were: one in a room makes it a room stretch', () => {
+    const g = gpu();
+    const [a, b] = [envelope('t1', 'batch'), envelope('t2', 'batch')];
+    g.at(0, 0);
+    g.meter.observe({ type: 'awaiting-slot', envelope: a });
+    g.meter.observe({ type: 'awaiting-slot', envelope: b });
+    g.at(100, 1);
+    g.meter.observe({ type: 'suspended', envelope: a, ms: 30_000, cause: 'capacity' });
+    g.at(200, 1);
+    g.meter.observe({ type: 'suspended', envelope: b, ms: 30_000, cause: 'capacity' });
+    g.at(400, 2);
+    g.meter.observe({ type: 'expired', envelope: a });
+    g.meter.observe({ type: 'expired', envelope: b });
+    g.at(1_000, 0);
+    // Room 0–200 ms: 200 + 100 idle of 400; sent back 200–400 ms: 200 idle of 400.
+    expect(g.meter.idleShares()).toEqual({ room: 0.375, sentBack: 0.25 });
+    expect(g.meter.utilization()).toBe(0.375);
   });
 
   it('a request held back by its pace, or its model paused, no longer waits for a slot', () => {
