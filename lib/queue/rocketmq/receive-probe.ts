@@ -53,6 +53,8 @@ export interface ReceiveSummary {
   readonly afterSuspend: number;
   /** Of those, the ones back sooner than their Suspend asked (by more than EARLY_SLACK_MS). */
   readonly earlyAfterSuspend: number;
+  /** Of the others, how long after their Suspend's end they arrived, ms: the broker's lag in resuming. */
+  readonly lateAfterSuspendMs: WaitFigures;
   /** Most messages received and not yet settled at once (the client's cache, as it counts it). */
   readonly peakUnsettled: number;
   readonly unsettledNow: number;
@@ -96,6 +98,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   let whileInHand = 0;
   let afterSuspend = 0;
   let earlyAfterSuspend = 0;
+  const lateAfterSuspendMs: number[] = [];
   let peakUnsettled = 0;
   let peakQueued = 0;
   let nudges = 0;
@@ -123,7 +126,9 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
       if (before) {
         // Back from a Suspend, in hand again: its next settle counts.
         afterSuspend++;
-        if (at < before.at + before.suspendedMs - EARLY_SLACK_MS) earlyAfterSuspend++;
+        const dueAt = before.at + before.suspendedMs;
+        if (at < dueAt - EARLY_SLACK_MS) earlyAfterSuspend++;
+        else lateAfterSuspendMs.push(Math.max(0, at - dueAt));
         settledIds.delete(messageId);
       }
       unsettled.set(messageId, liteTopic);
@@ -169,6 +174,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         whileInHand,
         afterSuspend,
         earlyAfterSuspend,
+        lateAfterSuspendMs: figures(lateAfterSuspendMs),
         maxBatch,
         receiveMs: figures(receiveMs),
         peakUnsettled,

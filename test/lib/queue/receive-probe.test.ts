@@ -35,6 +35,14 @@ describe('receive probe', () => {
     expect(figures([])).toEqual({ count: 0, p50: 0, p99: 0, max: 0 });
   });
 
+  it('says how long after its Suspend ended a message came back', () => {
+    const probe = createReceiveProbe(() => 'x');
+    probe.arrived('x-a', 'm1', 0, 10);
+    probe.settled('x-a', 'm1', 100, 1_000);
+    probe.arrived('x-a', 'm1', 0, 2_600);
+    expect(probe.summary().lateAfterSuspendMs).toEqual({ count: 1, p50: 1_500, p99: 1_500, max: 1_500 });
+  });
+
   it('counts a return from a Suspend apart from a delivery after an ack, and early returns apart again', () => {
     const probe = createReceiveProbe(() => 'x');
     probe.arrived('x-a', 'm1', 0, 10);
@@ -49,6 +57,8 @@ describe('receive probe', () => {
     // Acked, then delivered again.
     probe.arrived('x-a', 'm1', 0, 9_000);
     expect(probe.summary()).toMatchObject({ afterSuspend: 2, earlyAfterSuspend: 1, afterSettled: 1, unsettledNow: 0 });
+    // The one back as asked came 0 ms after its Suspend's end; the early one is not counted late.
+    expect(probe.summary().lateAfterSuspendMs).toEqual({ count: 1, p50: 0, p99: 0, max: 0 });
     // Its broker wait counted once, at its first arrival.
     expect(probe.summary().brokerWait.x!.all.count).toBe(1);
   });
