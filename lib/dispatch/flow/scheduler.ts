@@ -772,13 +772,8 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     if (!gate) return;
     const places = room() - total - paceHold.held();
     const free = Math.max(1, gate.open.capacity - slotsInUse(m.inUse));
-    // One with nothing left to end (back already, to another dispatcher) leaves its turn to the next.
     for (const recall of m.sentBack.take(Math.min(places, free), (tier) => weightOf(gate, tier), clock.now()))
-      void recall()
-        .catch(() => false)
-        .then((ended) => {
-          if (!ended) void pump(m);
-        });
+      void recall().catch(() => false);
   }
 
   /** The Suspend of a request sent back from a full room, which the room may call back early; or late. */
@@ -786,13 +781,12 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
     m: ModelFlows,
     tier: string,
     flow: string,
-    liteTopic: string,
     deadline: number,
     { ms, late }: SendBackAnswer,
   ): Verdict {
     if (late) return { kind: 'late', retryAfterMs: ms };
     const returnAt = clock.now() + ms;
-    const away = { tier, flow, liteTopic, deadline, returnAt };
+    const away = { tier, flow, deadline, returnAt };
     return { kind: 'suspend', ms, onRecallable: (recall) => m.sentBack.add({ ...away, recall }) };
   }
 
@@ -881,7 +875,6 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
       const now = clock.now();
       if (now >= ask.deadline) return Promise.resolve({ kind: 'expired' });
       const m = flowsOf(ask.model);
-      m.sentBack.back(ask.liteTopic);
       lastAsked.set(`${ask.model}\n${ask.flow.tier}`, now);
       if (ask.reservoir !== undefined) shares.noteTenant(ask.reservoir, ask.flow.tenant);
       const gate = gateOf(ask.model);
@@ -893,22 +886,13 @@ export function createFlowControl(deps: FlowControlDeps): FlowControl {
           const victim = victimFor(m, gate, ask, now);
           if (!victim)
             return sendBack(m, gate, ask.flow.tier, ask.deadline, ask.liteTopic).then((back) =>
-              sentBackVerdict(m, ask.flow.tier, ask.reservoir ?? flowId(ask.flow), ask.liteTopic, ask.deadline, back),
+              sentBackVerdict(m, ask.flow.tier, ask.reservoir ?? flowId(ask.flow), ask.deadline, back),
             );
           // Out of the room now, so the newcomer has its place; its Suspend once the store answered.
           const { m: from, gate: fromGate, q: fromQueue, w: evicted } = victim;
           if (take(from, fromQueue, evicted, false))
             void sendBack(from, fromGate, evicted.key.tier, evicted.deadline, evicted.value.liteTopic).then((back) =>
-              evicted.value.settle(
-                sentBackVerdict(
-                  from,
-                  evicted.key.tier,
-                  evicted.value.flow,
-                  evicted.value.liteTopic,
-                  evicted.deadline,
-                  back,
-                ),
-              ),
+              evicted.value.settle(sentBackVerdict(from, evicted.key.tier, evicted.value.flow, evicted.deadline, back)),
             );
         }
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LATE_KEPT_MS, MAX_AWAY, RECALL_WORTH_MS, SentBack } from '../../../../lib/dispatch/flow/sent-back.js';
+import { MAX_AWAY, RECALL_WORTH_MS, SentBack } from '../../../../lib/dispatch/flow/sent-back.js';
 
 const weights = new Map([
   ['realtime', 6],
@@ -16,7 +16,7 @@ describe('SentBack', () => {
     const add = (name: string, tier: string, deadline: number) => {
       const recall = named(name);
       recalls.set(recall, name);
-      away.add({ tier, liteTopic: name, deadline, returnAt: 60_000, recall });
+      away.add({ tier, deadline, returnAt: 60_000, recall });
     };
     add('o1', 'offline', 1_000_000);
     add('b2', 'batch', 500_000);
@@ -27,39 +27,20 @@ describe('SentBack', () => {
     expect(away.size).toBe(0);
   });
 
-  it('leaves requests nearly back alone, forgets those past their deadline, and takes nothing for n of 0', () => {
+  it('forgets requests nearly back or past their deadline, and takes nothing for n of 0', () => {
     const away = new SentBack();
     const recall = async () => true;
-    away.add({ tier: 'batch', liteTopic: 'a', deadline: 100_000, returnAt: 10_000, recall });
-    away.add({ tier: 'batch', liteTopic: 'b', deadline: 5_000, returnAt: 60_000, recall });
-    away.add({ tier: 'batch', liteTopic: 'c', deadline: 100_000, returnAt: 60_000, recall });
+    away.add({ tier: 'batch', deadline: 100_000, returnAt: 10_000, recall });
+    away.add({ tier: 'batch', deadline: 5_000, returnAt: 60_000, recall });
+    away.add({ tier: 'batch', deadline: 100_000, returnAt: 60_000, recall });
     expect(away.take(0, weightOf, 0)).toEqual([]);
     expect(away.take(5, weightOf, 10_000 - RECALL_WORTH_MS + 1)).toHaveLength(1);
-    // 'a' is due within a second: not called back, and not forgotten.
-    expect(away.size).toBe(1);
-  });
-
-  it('calls back a request that is late, until its LiteTopic delivers again or it is LATE_KEPT_MS late', () => {
-    const away = new SentBack();
-    const recall = async () => true;
-    away.add({ tier: 'batch', flow: 'fa', liteTopic: 'a', deadline: 1e9, returnAt: 10_000, recall });
-    away.add({ tier: 'batch', flow: 'fb', liteTopic: 'b', deadline: 1e9, returnAt: 10_000, recall });
-    away.add({ tier: 'batch', flow: 'fc', liteTopic: 'c', deadline: 1e9, returnAt: 10_000, recall });
-    // Due 10 s ago and not back: the broker is late with it.
-    expect(away.take(1, weightOf, 20_000)).toHaveLength(1);
-    // The two left are still away, for the fair-share report too.
-    expect(away.flowsAway('batch', 20_000)).toEqual(new Set(['fb', 'fc']));
-    away.back('b');
-    expect(away.size).toBe(1);
-    expect(away.take(5, weightOf, 10_000 + LATE_KEPT_MS)).toEqual([]);
-    expect(away.size).toBe(0);
   });
 
   it(`remembers ${MAX_AWAY} at most, the oldest dropped`, () => {
     const away = new SentBack();
     const recall = async () => true;
-    for (let i = 0; i <= MAX_AWAY; i++)
-      away.add({ tier: 'batch', liteTopic: `lt-${i}`, deadline: 1e9 + i, returnAt: 1e9, recall });
+    for (let i = 0; i <= MAX_AWAY; i++) away.add({ tier: 'batch', deadline: 1e9 + i, returnAt: 1e9, recall });
     expect(away.size).toBe(MAX_AWAY);
   });
 });
