@@ -104,7 +104,10 @@ class ModelMeter {
   private readonly inRoom = new Set<string>();
   private readonly sentBack = new Set<string>();
   private since: { at: number; busySlotMs: number; where: WaitedWhere } | undefined;
-  readonly by: Record<WaitedWhere, Stretch> = { room: { busySlotMs: 0, slotMs: 0 }, sentBack: { busySlotMs: 0, slotMs: 0 } };
+  readonly by: Record<WaitedWhere, Stretch> = {
+    room: { busySlotMs: 0, slotMs: 0 },
+    sentBack: { busySlotMs: 0, slotMs: 0 },
+  };
 
   constructor(
     private readonly pool: MeteredPool,

@@ -303,7 +303,9 @@ export const seed2Burst: Scenario = {
       sluiceGpuBusyWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.utilization ?? null,
       sluiceSlotWaitedMs: c.runs.sluice.gpuWhileSlotWaited?.waitedMs ?? 0,
       bookedGpuBusyWhileSlotWaited: bookedRun.gpuWhileSlotWaited?.utilization ?? null,
-      sluiceGpuIdleWhileSlotWaited: c.runs.sluice.gpuWhileSlotWaited?.idle ?? null,
+      // Where the waiting requests were while slots idled (eligible-busy.ts idleShares).
+      sluiceGpuIdleWithSomeInRoom: c.runs.sluice.gpuWhileSlotWaited?.idle?.room ?? null,
+      sluiceGpuIdleWithAllSentBack: c.runs.sluice.gpuWhileSlotWaited?.idle?.sentBack ?? null,
       ...feltHeadline(c),
     };
     const seedTable: Table = {
