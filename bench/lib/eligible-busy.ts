@@ -6,8 +6,9 @@
  * was paced, admitted, and still had no slot: waiting in flow control, or sent back
  * from a full room to its LiteTopic (it waits there for a slot all the same).
  *
- * Exact, not sampled: the GPU's busy slot-time is read at each moment the set of
- * waiting requests turns non-empty or empty again.
+ * Exact, not sampled: the GPU's busy slot-time is read at each moment the stretch
+ * changes: requests start or stop waiting, or the last one in a room is sent back
+ * (or one returns), which moves the stretch between the two kinds idleShares() splits.
  */
 import type { DispatchEvent } from '../../lib/dispatch-events.js';
 
