@@ -30,7 +30,7 @@ import {
 } from './receive-watchdog.js';
 import { keepLiteSubscription, type LiteSubscriptionKeeper } from './lite-subscription.js';
 import { retryRefusedSettles } from './settle-retry.js';
-import { InHandRenewal, invisibleRenewer } from './renew.js';
+import { endRenewalsOnSettle, InHandRenewal, invisibleRenewer } from './renew.js';
 import { observeSuspends, PendingRecalls } from './recall.js';
 import { NUDGE_TAG, StallNudger } from './nudge.js';
 import type { ReceiveProbe } from './receive-probe.js';
@@ -319,12 +319,6 @@ class RocketMQSubscription {
       );
     receiver.keeper = keeper;
     let since = this.opts.clock.now();
-    const renew = invisibleRenewer(consumer);
-    if (!renew)
-      this.log.warn(
-        { component: 'rocketmq-queue' },
-        'client has no invisible-time request to build; held lite messages are delivered again after 60 s',
-      );
     const watched = observeReceives(consumer, {
       ok: (messages) => {
         watchdog.succeeded();
@@ -364,6 +358,16 @@ class RocketMQSubscription {
       this.log.warn(
         { component: 'rocketmq-queue' },
         'client has no ack to observe; a refused ack can block its LiteTopic for the invisible time',
+      );
+    // Outermost, so a settle ends the renewals once, before any retry of it. Renewing a
+    // message whose settles go unseen would keep it invisible past them: no renewals then.
+    const renew = endRenewalsOnSettle(consumer, (id) => this.inHand.settled(id))
+      ? invisibleRenewer(consumer)
+      : undefined;
+    if (!renew)
+      this.log.warn(
+        { component: 'rocketmq-queue' },
+        'client has no invisible-time request to build or settle calls to observe; held lite messages are delivered again after 60 s',
       );
   }
 
@@ -418,8 +422,8 @@ class RocketMQSubscription {
     if (nudge) return Promise.resolve(RmqResult.SUCCESS);
     const nudger = this.nudger;
     nudger?.arrived(liteTopic);
-    // Renewals end before the client settles, so none lands after an ack or a short Suspend.
-    const result = this.consumeProbed(view, liteTopic).finally(() => this.inHand.settled(view.messageId));
+    // Renewals end as the client settles (renew.ts, endRenewalsOnSettle).
+    const result = this.consumeProbed(view, liteTopic);
     if (!nudger) return result;
     return result.then(
       (r) => {

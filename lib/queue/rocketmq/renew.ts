@@ -15,6 +15,7 @@
  */
 import type { Clock } from '../../clock/clock.js';
 import { MAX_IN_HAND_MS } from '../in-hand.js';
+import { messageIdOf } from './settle-retry.js';
 
 /** What the broker gives a received message before it is delivered again (the proxy's default). */
 export const INVISIBLE_MS = 60_000;
@@ -109,6 +110,55 @@ export class InHandRenewal {
         .finally(() => (held.inFlight = undefined));
     }
   }
+}
+
+type Rpc = (endpoints: unknown, request: unknown, timeout: number) => Promise<unknown>;
+
+/**
+ * Ends a message's renewals whenever the client settles it, whatever the path: the ack or
+ * Suspend after a handler, and the Suspends client 1.0.8's lite FIFO service sends on its own
+ * for the messages behind a suspended one in the same received batch, which never reach a
+ * handler. Renewed on, each of those held its LiteTopic shut for another invisible time past
+ * the Suspend's end: on RocketMQ 5.5 such LiteTopics came back 60–80 s late, on the renewal
+ * round's grid. The settle goes out once a renewal on its way is answered. A renewal itself
+ * (`suspend` off) passes untouched. Wraps the consumer's RPC methods (not public API); false
+ * when it has none of them.
+ */
+export function endRenewalsOnSettle(consumer: object, settled: (messageId: string) => Promise<void>): boolean {
+  const target = consumer as Record<string, unknown>;
+  const wrapped = [
+    wrapSettle(target, 'ackMessageViaRpc', settled, () => true),
+    wrapSettle(target, 'forwardMessageToDeadLetterQueueViaRpc', settled, () => true),
+    wrapSettle(
+      target,
+      'changeInvisibleDurationViaRpc',
+      settled,
+      (request) => (request as { getSuspend?: () => boolean }).getSuspend?.() === true,
+    ),
+  ];
+  return wrapped.every(Boolean);
+}
+
+function wrapSettle(
+  target: Record<string, unknown>,
+  method: string,
+  settled: (messageId: string) => Promise<void>,
+  settles: (request: unknown) => boolean,
+): boolean {
+  const original = target[method];
+  if (typeof original !== 'function') return false;
+  const rpc = original as Rpc;
+  target[method] = async (endpoints: unknown, request: unknown, timeout: number) => {
+    let id: string | undefined;
+    try {
+      id = settles(request) ? messageIdOf(request) : undefined;
+    } catch {
+      // Observing must never change what the client sends.
+    }
+    if (id !== undefined) await settled(id);
+    return rpc.call(target, endpoints, request, timeout);
+  };
+  return true;
 }
 
 /** The parts of rocketmq-client-nodejs 1.0.8's push consumer a renewal uses (not public API). */

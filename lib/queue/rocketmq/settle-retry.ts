@@ -131,7 +131,8 @@ function readStatus(holder: unknown): Status | undefined {
   return getStatus.call(holder)?.toObject?.();
 }
 
-function messageIdOf(request: unknown): string | undefined {
+/** The message a settle request names (an ack names its entries; the others, one message). */
+export function messageIdOf(request: unknown): string | undefined {
   const r = request as
     { getEntriesList?: () => Array<{ getMessageId?: () => string }>; getMessageId?: () => string } | undefined;
   if (typeof r?.getMessageId === 'function') return r.getMessageId();

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../lib/clock/virtual-clock.js';
-import { INVISIBLE_MS, InHandRenewal, invisibleRenewer, RENEW_EVERY_MS } from '../../../lib/queue/rocketmq/renew.js';
+import {
+  endRenewalsOnSettle,
+  INVISIBLE_MS,
+  InHandRenewal,
+  invisibleRenewer,
+  RENEW_EVERY_MS,
+} from '../../../lib/queue/rocketmq/renew.js';
 
 function renewal(maxInHandMs = 100_000) {
   const clock = new VirtualClock(0);
@@ -112,5 +118,67 @@ describe('invisibleRenewer', () => {
 
   it('is undefined for a client without those methods', () => {
     expect(invisibleRenewer({})).toBeUndefined();
+  });
+});
+
+/** The settle RPCs of client 1.0.8's push consumer, recording what reaches the proxy. */
+function settlingConsumer() {
+  const sent: string[] = [];
+  const rpc = (call: string) => async (_endpoints: unknown, request: { id: string }) => {
+    sent.push(`${call} ${request.id}`);
+    return 'ok';
+  };
+  return {
+    sent,
+    consumer: {
+      ackMessageViaRpc: rpc('ack'),
+      forwardMessageToDeadLetterQueueViaRpc: rpc('dlq'),
+      changeInvisibleDurationViaRpc: rpc('change'),
+    },
+  };
+}
+const ack = (id: string) => ({ id, getEntriesList: () => [{ getMessageId: () => id }] });
+const change = (id: string, suspend: boolean) => ({ id, getMessageId: () => id, getSuspend: () => suspend });
+
+describe('endRenewalsOnSettle', () => {
+  it("stops a message's renewals on whatever settles it, a Suspend the client sends on its own too, but not on a renewal", async () => {
+    const clock = new VirtualClock(0);
+    const r = new InHandRenewal({ clock, everyMs: 20_000 });
+    const { consumer, sent } = settlingConsumer();
+    expect(endRenewalsOnSettle(consumer, (id) => r.settled(id))).toBe(true);
+    const renewals: string[] = [];
+    for (const id of ['acked', 'suspended', 'dead', 'renewed'])
+      r.received(id, async () => {
+        renewals.push(id);
+      });
+    await consumer.ackMessageViaRpc('proxy', ack('acked'));
+    // The lite FIFO service suspends the messages behind a suspended one straight through this RPC.
+    await consumer.changeInvisibleDurationViaRpc('proxy', change('suspended', true));
+    await consumer.forwardMessageToDeadLetterQueueViaRpc('proxy', change('dead', true));
+    await consumer.changeInvisibleDurationViaRpc('proxy', change('renewed', false));
+    expect(sent).toEqual(['ack acked', 'change suspended', 'dlq dead', 'change renewed']);
+    await clock.advance(45_000);
+    expect(renewals).toEqual(['renewed', 'renewed']);
+    expect(r.size).toBe(1);
+  });
+
+  it('sends the settle only after the renewal on its way is answered', async () => {
+    const clock = new VirtualClock(0);
+    const r = new InHandRenewal({ clock, everyMs: 20_000 });
+    const { consumer, sent } = settlingConsumer();
+    endRenewalsOnSettle(consumer, (id) => r.settled(id));
+    let answer: (() => void) | undefined;
+    r.received('a', () => new Promise<void>((resolve) => (answer = resolve)));
+    await clock.advance(25_000);
+    const suspending = consumer.changeInvisibleDurationViaRpc('proxy', change('a', true));
+    await Promise.resolve();
+    expect(sent).toEqual([]);
+    answer!();
+    await suspending;
+    expect(sent).toEqual(['change a']);
+  });
+
+  it('says false for a client without the settle calls', () => {
+    expect(endRenewalsOnSettle({ ackMessageViaRpc: async () => 'ok' }, async () => {})).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Consume } from '../../../lib/queue/types.js';
 import { createReceiveProbe } from '../../../lib/queue/rocketmq/receive-probe.js';
-import { INVISIBLE_MS } from '../../../lib/queue/rocketmq/renew.js';
+import { INVISIBLE_MS, RENEW_EVERY_MS } from '../../../lib/queue/rocketmq/renew.js';
 import { until, useRocketMQ } from '../../support/rocketmq.ts';
 
 // The 5.5.0 proxy's own renewal of a held lite message changes nothing (renew.ts): without the
@@ -41,4 +41,38 @@ describe('RocketMQ adapter keeps held messages invisible', () => {
     },
     INVISIBLE_MS + 90_000,
   );
+
+  // Client 1.0.8 suspends the messages behind a suspended one in the same received batch
+  // itself, and no handler sees them. Renewed on as if still in hand, they held the
+  // LiteTopic shut for another invisible time past the Suspend's end (60-80 s late).
+  it(
+    "a Suspend longer than a renewal period ends on time with the head's batch-mates behind it",
+    async () => {
+      const queue = await freshQueue('renew-batch', { orderly: true, maxAttempts: 16 });
+      const suspendMs = RENEW_EVERY_MS + 10_000;
+      // Sent before the consumer starts, so the broker hands all three over in one batch.
+      for (const body of ['head', 'second', 'third']) await queue.send('renew-batch', body);
+      const deliveries: Array<{ body: string; at: number }> = [];
+      let suspendedAt = 0;
+      queue.subscribe(
+        async (m) => {
+          deliveries.push({ body: m.body, at: Date.now() });
+          if (m.body === 'head' && suspendedAt === 0) {
+            suspendedAt = Date.now();
+            return Consume.suspend(suspendMs);
+          }
+          return Consume.success;
+        },
+        { concurrency: 4 },
+      );
+      await queue.ready();
+      await until('all three handled', () => deliveries.some((d) => d.body === 'third'), suspendMs + 90_000);
+      expect(deliveries.map((d) => d.body)).toEqual(['head', 'head', 'second', 'third']);
+      const lateMs = deliveries[1]!.at - (suspendedAt + suspendMs);
+      console.log(`head back ${lateMs} ms after its ${suspendMs} ms Suspend ended`);
+      expect(lateMs, 'back within a few seconds of the Suspend\'s end').toBeLessThan(5_000);
+    },
+    RENEW_EVERY_MS + 130_000,
+  );
 });
+
