@@ -70,9 +70,8 @@ describe('RocketMQ adapter keeps held messages invisible', () => {
       expect(deliveries.map((d) => d.body)).toEqual(['head', 'head', 'second', 'third']);
       const lateMs = deliveries[1]!.at - (suspendedAt + suspendMs);
       console.log(`head back ${lateMs} ms after its ${suspendMs} ms Suspend ended`);
-      expect(lateMs, 'back within a few seconds of the Suspend\'s end').toBeLessThan(5_000);
+      expect(lateMs, "back within a few seconds of the Suspend's end").toBeLessThan(5_000);
     },
     RENEW_EVERY_MS + 130_000,
   );
 });
-
