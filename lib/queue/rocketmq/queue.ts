@@ -372,10 +372,13 @@ class RocketMQSubscription {
   }
 
   /** From its arrival until it is settled, each received message stays invisible (renew.ts). */
-  private keepInvisible(views: readonly MessageView[], renew: (view: MessageView) => Promise<unknown>): void {
+  private keepInvisible(
+    views: readonly MessageView[],
+    renew: (view: MessageView, handle?: string) => Promise<unknown>,
+  ): void {
     for (const view of views) {
       if (typeof view?.messageId !== 'string' || view.tag === NUDGE_TAG) continue;
-      this.inHand.received(view.messageId, () => renew(view));
+      this.inHand.received(view.messageId, (handle) => renew(view, handle));
     }
   }
 

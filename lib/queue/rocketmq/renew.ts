@@ -29,8 +29,16 @@ export interface InHandOptions {
   readonly maxInHandMs?: number;
 }
 
+/** Renews once, given the newest receipt handle known (undefined: the one received); resolves to the proxy's new one. */
+export type Renew = (handle: string | undefined) => Promise<unknown>;
+
+/** Newest receipt handles of settled messages kept, for a settle the client sends again. */
+const SETTLED_HANDLES = 10_000;
+
 interface Held {
-  readonly renew: () => Promise<unknown>;
+  readonly renew: Renew;
+  /** The handle the proxy gave the last renewal: the received one expires with its first invisible time. */
+  handle?: string;
   renewAt: number;
   readonly until: number;
   /** The renewal on its way, so a settle goes to the broker after it and not before. */
@@ -39,6 +47,7 @@ interface Held {
 
 export class InHandRenewal {
   private readonly held = new Map<string, Held>();
+  private readonly settledHandles = new Map<string, string>();
   private readonly everyMs: number;
   private readonly maxInHandMs: number;
   private cancel: (() => void) | undefined;
@@ -58,22 +67,29 @@ export class InHandRenewal {
    * A message arrived (again: its newest delivery replaces the last). `renew` extends its
    * invisible time once; a failure is left to the next round.
    */
-  received(messageId: string, renew: () => Promise<unknown>): void {
+  received(messageId: string, renew: Renew): void {
     if (this.closed) return;
     const now = this.opts.clock.now();
+    this.settledHandles.delete(messageId);
     this.held.set(messageId, { renew, renewAt: now + this.everyMs, until: now + this.maxInHandMs });
     this.schedule();
   }
 
   /**
    * The message is being settled: no more renewals. Resolves once a renewal already on its
-   * way is answered, so an ack or a short Suspend reaches the broker after it.
+   * way is answered, so an ack or a short Suspend reaches the broker after it, with the
+   * newest receipt handle to send it with (undefined: the one received is still good).
    */
-  async settled(messageId: string): Promise<void> {
+  async settled(messageId: string): Promise<string | undefined> {
     const held = this.held.get(messageId);
-    if (!held) return;
+    if (!held) return this.settledHandles.get(messageId);
     this.held.delete(messageId);
     await held.inFlight;
+    if (held.handle === undefined) return undefined;
+    this.settledHandles.set(messageId, held.handle);
+    if (this.settledHandles.size > SETTLED_HANDLES)
+      this.settledHandles.delete(this.settledHandles.keys().next().value!);
+    return held.handle;
   }
 
   close(): void {
@@ -81,6 +97,7 @@ export class InHandRenewal {
     this.cancel?.();
     this.cancel = undefined;
     this.held.clear();
+    this.settledHandles.clear();
   }
 
   private schedule(): void {
@@ -102,9 +119,11 @@ export class InHandRenewal {
       if (now < held.renewAt || held.inFlight) continue;
       held.renewAt = now + this.everyMs;
       held.inFlight = held
-        .renew()
+        .renew(held.handle)
         .then(
-          () => undefined,
+          (handle) => {
+            if (typeof handle === 'string' && handle !== '') held.handle = handle;
+          },
           () => undefined,
         )
         .finally(() => (held.inFlight = undefined));
@@ -120,11 +139,16 @@ type Rpc = (endpoints: unknown, request: unknown, timeout: number) => Promise<un
  * for the messages behind a suspended one in the same received batch, which never reach a
  * handler. Renewed on, each of those held its LiteTopic shut for another invisible time past
  * the Suspend's end: on RocketMQ 5.5 such LiteTopics came back 60–80 s late, on the renewal
- * round's grid. The settle goes out once a renewal on its way is answered. A renewal itself
- * (`suspend` off) passes untouched. Wraps the consumer's RPC methods (not public API); false
- * when it has none of them.
+ * round's grid. The settle goes out once a renewal on its way is answered, and with the
+ * receipt handle the last renewal got: the proxy refuses a handle past its own invisible time
+ * ("receipt handle is expired"), so a message held longer than the first 60 s could not be
+ * acked with the one received and came back. A renewal itself (`suspend` off) passes
+ * untouched. Wraps the consumer's RPC methods (not public API); false when it lacks one.
  */
-export function endRenewalsOnSettle(consumer: object, settled: (messageId: string) => Promise<void>): boolean {
+export function endRenewalsOnSettle(
+  consumer: object,
+  settled: (messageId: string) => Promise<string | undefined>,
+): boolean {
   const target = consumer as Record<string, unknown>;
   const wrapped = [
     wrapSettle(target, 'ackMessageViaRpc', settled, () => true),
@@ -142,7 +166,7 @@ export function endRenewalsOnSettle(consumer: object, settled: (messageId: strin
 function wrapSettle(
   target: Record<string, unknown>,
   method: string,
-  settled: (messageId: string) => Promise<void>,
+  settled: (messageId: string) => Promise<string | undefined>,
   settles: (request: unknown) => boolean,
 ): boolean {
   const original = target[method];
@@ -155,29 +179,55 @@ function wrapSettle(
     } catch {
       // Observing must never change what the client sends.
     }
-    if (id !== undefined) await settled(id);
+    if (id !== undefined) {
+      const handle = await settled(id);
+      if (handle !== undefined) withHandle(request, handle);
+    }
     return rpc.call(target, endpoints, request, timeout);
   };
   return true;
 }
 
+interface HandleHolder {
+  setReceiptHandle?(handle: string): unknown;
+}
+
+/** Puts `handle` in a settle request: an ack's one entry, or the request itself. */
+function withHandle(request: unknown, handle: string): void {
+  const r = request as HandleHolder & { getEntriesList?: () => HandleHolder[] };
+  const entries = typeof r.getEntriesList === 'function' ? r.getEntriesList() : undefined;
+  if (entries) {
+    if (entries.length === 1) entries[0]!.setReceiptHandle?.(handle);
+    return;
+  }
+  r.setReceiptHandle?.(handle);
+}
+
 /** The parts of rocketmq-client-nodejs 1.0.8's push consumer a renewal uses (not public API). */
 interface RenewingConsumer {
-  wrapChangeInvisibleDurationRequest(view: unknown, invisibleMs: number): { setSuspend(suspend: boolean): unknown };
+  wrapChangeInvisibleDurationRequest(view: unknown, invisibleMs: number): RenewRequest;
   changeInvisibleDurationViaRpc(endpoints: unknown, request: unknown, timeout: number): Promise<unknown>;
   readonly requestTimeoutValue: number;
 }
 
+interface RenewRequest {
+  setSuspend(suspend: boolean): unknown;
+  setReceiptHandle?(handle: string): unknown;
+}
+
+const OK = 20_000;
+
 /**
  * How `consumer` extends one received message's invisible time by `INVISIBLE_MS`, or
  * undefined when the client lacks what it takes (a different version). The request is the
- * one the client builds for a Suspend (parent topic, LiteTopic, the handle it received)
- * with `suspend` off; it goes through the consumer's own RPC method, so settle-retry.ts
- * reports and retries a refused one like the client's.
+ * one the client builds for a Suspend (parent topic, LiteTopic, the handle it received, or
+ * the newer one given) with `suspend` off; it goes through the consumer's own RPC method, so
+ * settle-retry.ts reports and retries a refused one like the client's. Resolves to the
+ * receipt handle the proxy answered with, undefined if it refused.
  */
 export function invisibleRenewer(
   consumer: object,
-): ((view: { readonly endpoints: unknown }) => Promise<unknown>) | undefined {
+): ((view: { readonly endpoints: unknown }, handle?: string) => Promise<string | undefined>) | undefined {
   const c = consumer as Partial<RenewingConsumer>;
   if (
     typeof c.wrapChangeInvisibleDurationRequest !== 'function' ||
@@ -185,9 +235,17 @@ export function invisibleRenewer(
   )
     return undefined;
   const client = c as RenewingConsumer;
-  return async (view) => {
-    const request = client.wrapChangeInvisibleDurationRequest(view, INVISIBLE_MS);
+  return async (view, handle) => {
+    const request = client.wrapChangeInvisibleDurationRequest(view, INVISIBLE_MS) as RenewRequest;
     request.setSuspend(false);
-    return client.changeInvisibleDurationViaRpc(view.endpoints, request, client.requestTimeoutValue);
+    if (handle !== undefined) request.setReceiptHandle?.(handle);
+    const response = (await client.changeInvisibleDurationViaRpc(
+      view.endpoints,
+      request,
+      client.requestTimeoutValue,
+    )) as { getStatus?(): { getCode(): number } | undefined; getReceiptHandle?(): string } | undefined;
+    if (response?.getStatus?.()?.getCode() !== OK) return undefined;
+    const next = response.getReceiptHandle?.();
+    return next ? next : undefined;
   };
 }

@@ -68,6 +68,24 @@ describe('InHandRenewal', () => {
     expect(settled).toBe(true);
   });
 
+  it('renews on the handle the last renewal got, settles with it, and forgets it once the message is delivered again', async () => {
+    const clock = new VirtualClock(0);
+    const r = new InHandRenewal({ clock, everyMs: 20_000 });
+    const given: Array<string | undefined> = [];
+    let n = 0;
+    const renew = async (handle: string | undefined) => {
+      given.push(handle);
+      return `h${++n}`;
+    };
+    r.received('a', renew);
+    await clock.advance(45_000);
+    expect(given).toEqual([undefined, 'h1']);
+    expect(await r.settled('a')).toBe('h2');
+    expect(await r.settled('a'), 'a settle the client sends again').toBe('h2');
+    r.received('a', renew);
+    expect(await r.settled('a'), 'a new delivery has a new handle').toBeUndefined();
+  });
+
   it('a failed renewal is tried again next period', async () => {
     const clock = new VirtualClock(0);
     const r = new InHandRenewal({ clock, everyMs: 20_000 });
@@ -86,15 +104,21 @@ describe('InHandRenewal', () => {
 });
 
 describe('invisibleRenewer', () => {
-  it('sends the client-built Suspend request with suspend off, through the consumer RPC', async () => {
+  it("sends the client-built Suspend request with suspend off, through the consumer RPC, on the newest handle, and gives the proxy's new one", async () => {
     const calls: unknown[][] = [];
     const request = {
       suspend: true,
+      handle: 'received',
       setSuspend(s: boolean) {
         this.suspend = s;
         return this;
       },
+      setReceiptHandle(h: string) {
+        this.handle = h;
+        return this;
+      },
     };
+    let answer = 20_000;
     const consumer = {
       requestTimeoutValue: 3_000,
       wrapChangeInvisibleDurationRequest: (view: unknown, ms: number) => {
@@ -103,17 +127,22 @@ describe('invisibleRenewer', () => {
       },
       changeInvisibleDurationViaRpc: async (endpoints: unknown, req: unknown, timeout: number) => {
         calls.push(['rpc', endpoints, req, timeout]);
-        return 'ok';
+        return { getStatus: () => ({ getCode: () => answer }), getReceiptHandle: () => 'renewed' };
       },
     };
     const renew = invisibleRenewer(consumer)!;
     const view = { endpoints: 'proxy:8081' };
-    expect(await renew(view)).toBe('ok');
+    expect(await renew(view)).toBe('renewed');
     expect(calls).toEqual([
       ['wrap', view, INVISIBLE_MS],
       ['rpc', 'proxy:8081', request, 3_000],
     ]);
     expect(request.suspend).toBe(false);
+    expect(request.handle).toBe('received');
+    expect(await renew(view, 'renewed')).toBe('renewed');
+    expect(request.handle).toBe('renewed');
+    answer = 40_013;
+    expect(await renew(view, 'renewed'), 'refused: no new handle').toBeUndefined();
   });
 
   it('is undefined for a client without those methods', () => {
@@ -178,7 +207,32 @@ describe('endRenewalsOnSettle', () => {
     expect(sent).toEqual(['change a']);
   });
 
+  it("sends the settle with the handle of the message's last renewal, not the expired one it was received with", async () => {
+    const clock = new VirtualClock(0);
+    const r = new InHandRenewal({ clock, everyMs: 20_000 });
+    const entry = {
+      handle: 'received',
+      getMessageId: () => 'a',
+      setReceiptHandle(h: string) {
+        this.handle = h;
+      },
+    };
+    const sent: string[] = [];
+    const consumer = {
+      ...settlingConsumer().consumer,
+      ackMessageViaRpc: async (_endpoints: unknown, _request: unknown) => {
+        sent.push(entry.handle);
+        return 'ok';
+      },
+    };
+    endRenewalsOnSettle(consumer, (id) => r.settled(id));
+    r.received('a', async () => 'renewed');
+    await clock.advance(25_000);
+    await consumer.ackMessageViaRpc('proxy', { getEntriesList: () => [entry] });
+    expect(sent).toEqual(['renewed']);
+  });
+
   it('says false for a client without the settle calls', () => {
-    expect(endRenewalsOnSettle({ ackMessageViaRpc: async () => 'ok' }, async () => {})).toBe(false);
+    expect(endRenewalsOnSettle({ ackMessageViaRpc: async () => 'ok' }, async () => undefined)).toBe(false);
   });
 });

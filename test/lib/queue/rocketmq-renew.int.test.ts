@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Consume } from '../../../lib/queue/types.js';
+import { silentLogger } from '../../../lib/telemetry/log.js';
 import { createReceiveProbe } from '../../../lib/queue/rocketmq/receive-probe.js';
 import { INVISIBLE_MS, RENEW_EVERY_MS } from '../../../lib/queue/rocketmq/renew.js';
 import { until, useRocketMQ } from '../../support/rocketmq.ts';
@@ -11,13 +12,22 @@ const { freshQueue } = useRocketMQ();
 
 describe('RocketMQ adapter keeps held messages invisible', () => {
   it(
-    'a message held past the invisible time is delivered once, and the one behind it once, after it',
+    'a message held past two invisible times is delivered once and acked, and the one behind it once, after it',
     async () => {
       // The adapter joins a delivery again of a message in hand to the run in progress, so
       // the handler alone would not see one: the probe counts every message that arrives.
       const probe = createReceiveProbe(() => 'all');
-      const queue = await freshQueue('renew', { orderly: true, maxAttempts: 16 }, { probe });
-      const holdMs = INVISIBLE_MS + 20_000;
+      const refused: string[] = [];
+      const log = {
+        ...silentLogger,
+        warn: (_obj: object, msg?: string) => {
+          if (msg?.includes('refused to settle')) refused.push(msg);
+        },
+      };
+      const queue = await freshQueue('renew', { orderly: true, maxAttempts: 16 }, { probe, log });
+      // Past the renewal the received handle allows: the proxy refuses a handle past its
+      // invisible time, so the ack and later renewals must carry the newest one.
+      const holdMs = 2 * INVISIBLE_MS + 10_000;
       const deliveries: string[] = [];
       let done = 0;
       queue.subscribe(
@@ -36,10 +46,16 @@ describe('RocketMQ adapter keeps held messages invisible', () => {
       // Time for a delivery again to show up, had the broker made one.
       await new Promise((resolve) => setTimeout(resolve, 5_000));
       expect(deliveries).toEqual(['held', 'behind']);
-      const { whileInHand, afterSettled, messages } = probe.summary();
-      expect({ whileInHand, afterSettled, messages }).toEqual({ whileInHand: 0, afterSettled: 0, messages: 2 });
+      // A nudge (nudge.ts) may follow the last ack of the quiet LiteTopic; it never reaches a handler.
+      const { whileInHand, afterSettled, messages, nudges } = probe.summary();
+      expect({ whileInHand, afterSettled, messages: messages - nudges }).toEqual({
+        whileInHand: 0,
+        afterSettled: 0,
+        messages: 2,
+      });
+      expect(refused, 'no renewal or ack refused').toEqual([]);
     },
-    INVISIBLE_MS + 90_000,
+    2 * INVISIBLE_MS + 90_000,
   );
 
   // Client 1.0.8 suspends the messages behind a suspended one in the same received batch
