@@ -15,7 +15,7 @@
  */
 import type { Clock } from '../../clock/clock.js';
 import { MAX_IN_HAND_MS } from '../in-hand.js';
-import { messageIdOf } from './settle-retry.js';
+import { messageIdOf, OK, statusOf } from './settle-retry.js';
 
 /** What the broker gives a received message before it is delivered again (the proxy's default). */
 export const INVISIBLE_MS = 60_000;
@@ -215,8 +215,6 @@ interface RenewRequest {
   setReceiptHandle?(handle: string): unknown;
 }
 
-const OK = 20_000;
-
 /**
  * How `consumer` extends one received message's invisible time by `INVISIBLE_MS`, or
  * undefined when the client lacks what it takes (a different version). The request is the
@@ -243,9 +241,9 @@ export function invisibleRenewer(
       view.endpoints,
       request,
       client.requestTimeoutValue,
-    )) as { getStatus?(): { getCode(): number } | undefined; getReceiptHandle?(): string } | undefined;
-    if (response?.getStatus?.()?.getCode() !== OK) return undefined;
-    const next = response.getReceiptHandle?.();
+    )) as { getReceiptHandle?(): string } | undefined;
+    if (statusOf(response)?.code !== OK) return undefined;
+    const next = response?.getReceiptHandle?.();
     return next ? next : undefined;
   };
 }

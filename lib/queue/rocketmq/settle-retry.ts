@@ -19,7 +19,7 @@
 import { sleep, type Clock } from '../../clock/clock.js';
 
 /** apache.rocketmq.v2.Code */
-const OK = 20_000;
+export const OK = 20_000;
 const INVALID_RECEIPT_HANDLE = 40_013;
 
 export interface SettleRefusal {
@@ -113,7 +113,7 @@ type Status = { code: number; message?: string };
 type WithStatus = { getStatus?: () => { toObject?: () => Status } | undefined };
 
 /** The response's status, or its first refused entry's when the response as a whole says OK. */
-function statusOf(response: unknown): Status | undefined {
+export function statusOf(response: unknown): Status | undefined {
   const top = readStatus(response);
   if (top && top.code !== OK) return top;
   const entries = (response as { getEntriesList?: () => unknown[] } | undefined)?.getEntriesList;

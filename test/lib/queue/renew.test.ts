@@ -127,7 +127,7 @@ describe('invisibleRenewer', () => {
       },
       changeInvisibleDurationViaRpc: async (endpoints: unknown, req: unknown, timeout: number) => {
         calls.push(['rpc', endpoints, req, timeout]);
-        return { getStatus: () => ({ getCode: () => answer }), getReceiptHandle: () => 'renewed' };
+        return { getStatus: () => ({ toObject: () => ({ code: answer }) }), getReceiptHandle: () => 'renewed' };
       },
     };
     const renew = invisibleRenewer(consumer)!;
