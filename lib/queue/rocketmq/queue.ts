@@ -338,8 +338,13 @@ class RocketMQSubscription {
     });
     if (!watched)
       this.log.warn({ component: 'rocketmq-queue' }, 'client has no receiveMessage to observe; no receive watchdog');
-    // Before settle-retry's wrapper, so a recall goes to the proxy once (recall.ts).
-    if (!observeSuspends(consumer, (id, recall) => this.recalls.applied(id, () => recall(MIN_SUSPEND_MS))))
+    // Before settle-retry's wrapper, so a recall goes to the proxy once (recall.ts). The probe
+    // hears of the Suspends the client sends on its own too, which no handler sees.
+    const suspended = (id: string, recall: (ms: number) => Promise<boolean>, ms?: number) => {
+      this.recalls.applied(id, () => recall(MIN_SUSPEND_MS));
+      if (ms !== undefined) probe?.suspended(id, this.opts.clock.now(), ms);
+    };
+    if (!observeSuspends(consumer, suspended))
       this.log.warn(
         { component: 'rocketmq-queue' },
         'client has no invisible-time call to observe; Suspends cannot be recalled',

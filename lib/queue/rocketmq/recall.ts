@@ -23,6 +23,8 @@ type Rpc = (endpoints: unknown, request: unknown, timeout: number) => Promise<un
 /** The parts of the client's ChangeInvisibleDuration request and response read here. */
 interface Duration {
   clone(): Duration;
+  getSeconds?(): number;
+  getNanos?(): number;
   setSeconds(seconds: number): Duration;
   setNanos(nanos: number): Duration;
 }
@@ -40,12 +42,13 @@ interface Response {
 }
 
 /**
- * Calls `applied` with a recall for every Suspend the proxy accepted. False when the client
- * has no such method (a different version): Suspends then simply run their course.
+ * Calls `applied` with a recall for every Suspend the proxy accepted, and how long it asked
+ * (undefined when the request does not say). False when the client has no such method (a
+ * different version): Suspends then simply run their course.
  */
 export function observeSuspends(
   consumer: object,
-  applied: (messageId: string, recall: (resumeInMs: number) => Promise<boolean>) => void,
+  applied: (messageId: string, recall: (resumeInMs: number) => Promise<boolean>, suspendedMs?: number) => void,
 ): boolean {
   const target = consumer as Record<string, unknown>;
   const original = target.changeInvisibleDurationViaRpc;
@@ -58,7 +61,11 @@ export function observeSuspends(
       const res = response as Response;
       const handle = res.getReceiptHandle?.();
       if (req.getSuspend?.() && res.getStatus?.()?.getCode() === OK && handle) {
-        applied(req.getMessageId(), (resumeInMs) => resend(rpc, target, endpoints, req, handle, resumeInMs, timeout));
+        applied(
+          req.getMessageId(),
+          (resumeInMs) => resend(rpc, target, endpoints, req, handle, resumeInMs, timeout),
+          durationMs(req.getInvisibleDuration()),
+        );
       }
     } catch {
       // Observing must never change what the client sees.
@@ -66,6 +73,12 @@ export function observeSuspends(
     return response;
   };
   return true;
+}
+
+function durationMs(d: Duration | undefined): number | undefined {
+  const seconds = d?.getSeconds?.();
+  const nanos = d?.getNanos?.() ?? 0;
+  return typeof seconds === 'number' ? seconds * 1000 + Math.round(nanos / 1e6) : undefined;
 }
 
 async function resend(

@@ -16,6 +16,11 @@
  * One delivered again while still in hand means the broker let its invisible time run out
  * under a handler (the dispatcher holds a message while it waits for a GPU slot), or, in a
  * non-orderly group, a sibling's Suspend delivered its batch again.
+ *
+ * Client 1.0.8's lite FIFO service suspends the messages behind a suspended one in the same
+ * received batch on its own; no handler sees them. Told of every Suspend the proxy accepted
+ * (`suspended`), the probe counts their returns too, and leaves their broker wait out: it
+ * would include the Suspend.
  */
 export interface ReceiveProbe {
   /** One receive call (long poll) answered with `messages` after `ms`. */
@@ -24,6 +29,8 @@ export interface ReceiveProbe {
   arrived(liteTopic: string, messageId: string, bornAt: number | undefined, at: number): void;
   /** The adapter is done with it at `at` (acked, suspended for `suspendedMs`, dead-lettered). */
   settled(liteTopic: string, messageId: string, at: number, suspendedMs?: number): void;
+  /** The proxy accepted a Suspend of it at `at`: after a handler's result, or one the client sent on its own. */
+  suspended(messageId: string, at: number, suspendedMs: number): void;
   /** Handlers waiting for the concurrency limit right now. */
   queuedForHandler(n: number): void;
   /** A nudge went to a LiteTopic left silent (nudge.ts). */
@@ -55,6 +62,8 @@ export interface ReceiveSummary {
   readonly earlyAfterSuspend: number;
   /** Of the others, how long after their Suspend's end they arrived, ms: the broker's lag in resuming. */
   readonly lateAfterSuspendMs: WaitFigures;
+  /** Suspends the client sent on its own, for messages no handler saw (behind a suspended one in their batch). */
+  readonly suspendedUnseen: number;
   /** Most messages received and not yet settled at once (the client's cache, as it counts it). */
   readonly peakUnsettled: number;
   readonly unsettledNow: number;
@@ -92,8 +101,12 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   let maxBatch = 0;
   const receiveMs: number[] = [];
   const unsettled = new Map<string, string>();
-  /** Per settled id: when, and the Suspend it was given (0: acked or dead-lettered). */
-  const settledIds = new Map<string, { at: number; suspendedMs: number }>();
+  /**
+   * Per settled id: when, and the Suspend it was given (0: acked or dead-lettered); `handled`
+   * while a handler's Suspend waits for the proxy's answer.
+   */
+  const settledIds = new Map<string, { at: number; suspendedMs: number; handled?: boolean }>();
+  let suspendedUnseen = 0;
   let afterSettled = 0;
   let whileInHand = 0;
   let afterSuspend = 0;
@@ -105,6 +118,11 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   /** Per LiteTopic: messages unsettled here, and when the last one was settled. */
   const topics = new Map<string, { open: number; lastSettledAt: number }>();
   const waits = new Map<string, { all: number[]; behind: number[]; free: number[] }>();
+  const remember = (messageId: string, entry: { at: number; suspendedMs: number; handled?: boolean }) => {
+    settledIds.delete(messageId);
+    settledIds.set(messageId, entry);
+    if (settledIds.size > REMEMBER_SETTLED) settledIds.delete(settledIds.keys().next().value!);
+  };
   return {
     received(n, ms) {
       receives++;
@@ -148,12 +166,18 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
     },
     settled(liteTopic, messageId, at, suspendedMs = 0) {
       if (!unsettled.delete(messageId)) return;
-      settledIds.set(messageId, { at, suspendedMs });
-      if (settledIds.size > REMEMBER_SETTLED) settledIds.delete(settledIds.keys().next().value!);
+      remember(messageId, { at, suspendedMs, ...(suspendedMs > 0 ? { handled: true } : {}) });
       const topic = topics.get(liteTopic);
       if (!topic) return;
       topic.open--;
       topic.lastSettledAt = at;
+    },
+    suspended(messageId, at, suspendedMs) {
+      // A copy delivered again while one is in hand here: the one in hand settles for itself.
+      if (unsettled.has(messageId)) return;
+      if (!settledIds.get(messageId)?.handled) suspendedUnseen++;
+      // From the proxy's answer on: the Suspend runs from there.
+      remember(messageId, { at, suspendedMs });
     },
     queuedForHandler(n) {
       peakQueued = Math.max(peakQueued, n);
@@ -175,6 +199,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         afterSuspend,
         earlyAfterSuspend,
         lateAfterSuspendMs: figures(lateAfterSuspendMs),
+        suspendedUnseen,
         maxBatch,
         receiveMs: figures(receiveMs),
         peakUnsettled,

@@ -10,6 +10,12 @@ class FakeDuration {
   clone() {
     return new FakeDuration(this.seconds, this.nanos);
   }
+  getSeconds() {
+    return this.seconds;
+  }
+  getNanos() {
+    return this.nanos;
+  }
   setSeconds(s: number) {
     this.seconds = s;
     return this;
@@ -66,13 +72,17 @@ describe('observeSuspends', () => {
   it("hands out a recall for an accepted Suspend that resends it on the proxy's new handle with the short duration", async () => {
     const { consumer, calls } = fakeConsumer([]);
     const recalls: Array<(ms: number) => Promise<boolean>> = [];
-    expect(observeSuspends(consumer, (id, recall) => (expect(id).toBe('m1'), recalls.push(recall)))).toBe(true);
-    await consumer.changeInvisibleDurationViaRpc({}, new FakeRequest('handle-1', new FakeDuration(30)));
+    const asked: Array<number | undefined> = [];
+    expect(
+      observeSuspends(consumer, (id, recall, ms) => (expect(id).toBe('m1'), recalls.push(recall), asked.push(ms))),
+    ).toBe(true);
+    await consumer.changeInvisibleDurationViaRpc({}, new FakeRequest('handle-1', new FakeDuration(30, 500_000_000)));
+    expect(asked).toEqual([30_500]);
     expect(recalls).toHaveLength(1);
     expect(await recalls[0]!(1_250)).toBe(true);
     expect(calls[1]).toMatchObject({ handle: 'handle-2', duration: { seconds: 1, nanos: 250_000_000 }, suspend: true });
     // The Suspend itself is unchanged.
-    expect(calls[0]).toMatchObject({ handle: 'handle-1', duration: { seconds: 30 } });
+    expect(calls[0]).toMatchObject({ handle: 'handle-1', duration: { seconds: 30, nanos: 500_000_000 } });
   });
 
   it('hands out nothing for a refused Suspend or a plain invisible-time change, and a refused recall says false', async () => {

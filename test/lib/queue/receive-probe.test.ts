@@ -62,4 +62,30 @@ describe('receive probe', () => {
     // Its broker wait counted once, at its first arrival.
     expect(probe.summary().brokerWait.x!.all.count).toBe(1);
   });
+
+  it('counts the returns of messages the client suspended on its own, which no handler saw, and leaves out their broker wait', () => {
+    const probe = createReceiveProbe(() => 'x');
+    // m1 heads its batch and is suspended by its handler; the proxy accepts at 110.
+    probe.arrived('x-a', 'm1', 0, 10);
+    probe.settled('x-a', 'm1', 100, 5_000);
+    probe.suspended('m1', 110, 5_000);
+    // m2 sat behind it in the same batch: the client suspended it itself.
+    probe.suspended('m2', 120, 5_000);
+    expect(probe.summary().suspendedUnseen).toBe(1);
+    probe.arrived('x-a', 'm1', 0, 5_150);
+    probe.arrived('x-a', 'm2', 0, 5_180);
+    const s = probe.summary();
+    expect(s).toMatchObject({ afterSuspend: 2, earlyAfterSuspend: 0, suspendedUnseen: 1, unsettledNow: 2 });
+    // Late from the proxy's answer on: 40 ms and 60 ms.
+    expect(s.lateAfterSuspendMs).toMatchObject({ count: 2, max: 60 });
+    // m2's first sight here came after its Suspend: not a broker wait.
+    expect(s.brokerWait.x!.all.count).toBe(1);
+  });
+
+  it('leaves a Suspend of a copy still in hand here to the one in hand', () => {
+    const probe = createReceiveProbe(() => 'x');
+    probe.arrived('x-a', 'm1', 0, 10);
+    probe.suspended('m1', 20, 5_000);
+    expect(probe.summary()).toMatchObject({ suspendedUnseen: 0, unsettledNow: 1 });
+  });
 });
