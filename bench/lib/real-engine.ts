@@ -98,7 +98,7 @@ export function createRealEngine(services: RealServices, options: RealEngineOpti
         ? setInterval(() => {
             const s = probe.summary();
             options.log!(
-              `real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSuspend} back from a Suspend (${s.suspendedUnseen} Suspends the client sent on its own), ${s.earlyAfterSuspend} of them early, the others late by p50 ${s.lateAfterSuspendMs.p50} ms / p99 ${s.lateAfterSuspendMs.p99} ms; ${s.afterSettled} already acked, ${s.whileInHand} while in hand), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}, nudges ${s.nudges}`,
+              `real engine: receives ${s.receives} (${s.emptyReceives} empty), messages ${s.messages} (${s.afterSuspend} back from a Suspend, ${s.suspendedUnseen} Suspends the client sent on its own: ${s.earlyAfterSuspend} early, ${s.lateAfterSuspendMs.count} late by p50 ${s.lateAfterSuspendMs.p50} ms / p99 ${s.lateAfterSuspendMs.p99} ms, ${s.lateBehindAfterSuspendMs.count} held up behind one of their LiteTopic in hand, by p99 ${s.lateBehindAfterSuspendMs.p99} ms; ${s.afterSettled} already acked, ${s.whileInHand} while in hand), unsettled ${s.unsettledNow} (peak ${s.peakUnsettled}), queued for a handler peak ${s.peakQueuedForHandler}, nudges ${s.nudges}`,
             );
           }, every)
         : undefined;

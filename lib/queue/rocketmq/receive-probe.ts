@@ -60,8 +60,16 @@ export interface ReceiveSummary {
   readonly afterSuspend: number;
   /** Of those, the ones back sooner than their Suspend asked (by more than EARLY_SLACK_MS). */
   readonly earlyAfterSuspend: number;
-  /** Of the others, how long after their Suspend's end they arrived, ms: the broker's lag in resuming. */
+  /**
+   * Of the others, how long after their Suspend's end they arrived, ms: the broker's lag in
+   * resuming. Those held up meanwhile by a message of their LiteTopic in hand here are apart.
+   */
   readonly lateAfterSuspendMs: WaitFigures;
+  /**
+   * The returns held up past their due time by a message of their LiteTopic in hand here: how
+   * late, ms. Lite pop is FIFO, and the client hands a received batch over one message at a time.
+   */
+  readonly lateBehindAfterSuspendMs: WaitFigures;
   /** Suspends the client sent on its own, for messages no handler saw (behind a suspended one in their batch). */
   readonly suspendedUnseen: number;
   /** Most messages received and not yet settled at once (the client's cache, as it counts it). */
@@ -112,6 +120,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   let afterSuspend = 0;
   let earlyAfterSuspend = 0;
   const lateAfterSuspendMs: number[] = [];
+  const lateBehindMs: number[] = [];
   let peakUnsettled = 0;
   let peakQueued = 0;
   let nudges = 0;
@@ -141,18 +150,23 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         afterSettled++;
         return;
       }
+      const topic = topics.get(liteTopic) ?? { open: 0, lastSettledAt: -Infinity };
+      topics.set(liteTopic, topic);
       if (before) {
         // Back from a Suspend, in hand again: its next settle counts.
         afterSuspend++;
         const dueAt = before.at + before.suspendedMs;
         if (at < dueAt - EARLY_SLACK_MS) earlyAfterSuspend++;
-        else lateAfterSuspendMs.push(Math.max(0, at - dueAt));
+        // Lite pop is FIFO: held up by one of its LiteTopic in hand here past its due time, it is
+        // late by our hold, not the broker's.
+        else
+          (topic.open > 0 || topic.lastSettledAt > dueAt ? lateBehindMs : lateAfterSuspendMs).push(
+            Math.max(0, at - dueAt),
+          );
         settledIds.delete(messageId);
       }
       unsettled.set(messageId, liteTopic);
       peakUnsettled = Math.max(peakUnsettled, unsettled.size);
-      const topic = topics.get(liteTopic) ?? { open: 0, lastSettledAt: -Infinity };
-      topics.set(liteTopic, topic);
       // A returning message's broker wait was counted at its first arrival.
       if (!before && bornAt !== undefined) {
         const cls = classOf(liteTopic);
@@ -199,6 +213,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
         afterSuspend,
         earlyAfterSuspend,
         lateAfterSuspendMs: figures(lateAfterSuspendMs),
+        lateBehindAfterSuspendMs: figures(lateBehindMs),
         suspendedUnseen,
         maxBatch,
         receiveMs: figures(receiveMs),
