@@ -14,9 +14,7 @@
  * recall goes to the proxy once: a refused one is not tried again.
  */
 import type { Recall } from '../types.js';
-
-/** apache.rocketmq.v2.Code */
-const OK = 20_000;
+import { OK } from './settle-retry.js';
 
 type Rpc = (endpoints: unknown, request: unknown, timeout: number) => Promise<unknown>;
 

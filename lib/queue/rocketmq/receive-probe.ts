@@ -102,6 +102,12 @@ const REMEMBER_SETTLED = 100_000;
 /** A return this much sooner than its Suspend asked is counted early (timer and clock granularity aside). */
 const EARLY_SLACK_MS = 100;
 
+interface Settled {
+  readonly at: number;
+  readonly suspendedMs: number;
+  readonly handled: boolean;
+}
+
 export function createReceiveProbe(classOf: (liteTopic: string) => string): ReceiveProbe {
   let receives = 0;
   let emptyReceives = 0;
@@ -113,7 +119,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
    * Per settled id: when, and the Suspend it was given (0: acked or dead-lettered); `handled`
    * while a handler's Suspend waits for the proxy's answer.
    */
-  const settledIds = new Map<string, { at: number; suspendedMs: number; handled?: boolean }>();
+  const settledIds = new Map<string, Settled>();
   let suspendedUnseen = 0;
   let afterSettled = 0;
   let whileInHand = 0;
@@ -127,7 +133,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
   /** Per LiteTopic: messages unsettled here, and when the last one was settled. */
   const topics = new Map<string, { open: number; lastSettledAt: number }>();
   const waits = new Map<string, { all: number[]; behind: number[]; free: number[] }>();
-  const remember = (messageId: string, entry: { at: number; suspendedMs: number; handled?: boolean }) => {
+  const remember = (messageId: string, entry: Settled) => {
     settledIds.delete(messageId);
     settledIds.set(messageId, entry);
     if (settledIds.size > REMEMBER_SETTLED) settledIds.delete(settledIds.keys().next().value!);
@@ -180,7 +186,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
     },
     settled(liteTopic, messageId, at, suspendedMs = 0) {
       if (!unsettled.delete(messageId)) return;
-      remember(messageId, { at, suspendedMs, ...(suspendedMs > 0 ? { handled: true } : {}) });
+      remember(messageId, { at, suspendedMs, handled: suspendedMs > 0 });
       const topic = topics.get(liteTopic);
       if (!topic) return;
       topic.open--;
@@ -191,7 +197,7 @@ export function createReceiveProbe(classOf: (liteTopic: string) => string): Rece
       if (unsettled.has(messageId)) return;
       if (!settledIds.get(messageId)?.handled) suspendedUnseen++;
       // From the proxy's answer on: the Suspend runs from there.
-      remember(messageId, { at, suspendedMs });
+      remember(messageId, { at, suspendedMs, handled: false });
     },
     queuedForHandler(n) {
       peakQueued = Math.max(peakQueued, n);
