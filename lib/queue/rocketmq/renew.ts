@@ -138,11 +138,12 @@ type Rpc = (endpoints: unknown, request: unknown, timeout: number) => Promise<un
  * Suspend after a handler, and the Suspends client 1.0.8's lite FIFO service sends on its own
  * for the messages behind a suspended one in the same received batch, which never reach a
  * handler. Renewed on, each of those held its LiteTopic shut for another invisible time past
- * the Suspend's end, returning on the renewal round's grid. The settle goes out once a renewal on its way is answered, and with the
- * receipt handle the last renewal got: the proxy refuses a handle past its own invisible time
- * ("receipt handle is expired"), so a message held longer than the first 60 s could not be
- * acked with the one received and came back. A renewal itself (`suspend` off) passes
- * untouched. Wraps the consumer's RPC methods (not public API); false when it lacks one.
+ * the Suspend's end, returning on the renewal round's grid. The settle goes out once a renewal
+ * on its way is answered, and with the receipt handle the last renewal got: the proxy refuses a
+ * handle past its own invisible time ("receipt handle is expired"), so a message held longer
+ * than the first 60 s could not be acked with the one received and came back. A renewal itself
+ * (`suspend` off) passes untouched. Wraps the consumer's RPC methods (not public API); false
+ * when it lacks one.
  */
 export function endRenewalsOnSettle(
   consumer: object,
