@@ -70,7 +70,7 @@ export const SERVICE_BENCHES: Readonly<Record<string, { readonly module: string;
   queue: {
     module: './queue.ts',
     description:
-      'RocketMQ 5.5: Suspend vs sleep isolation, send->handler latency vs embedded, one LiteTopic drained by a FIFO vs a non-orderly group, many LiteTopics',
+      'RocketMQ 5.5: isolation (Suspend, sleep and the dispatcher hold against two references, rotated rounds), send->handler latency vs embedded, one LiteTopic drained by a FIFO vs a non-orderly group, many LiteTopics',
   },
   'aggregate-memory': {
     module: './aggregate-memory.ts',

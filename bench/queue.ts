@@ -23,6 +23,8 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../functions/runtime/system-clock.js';
 import { sleep } from '../lib/clock/clock.js';
+import { createPaceHold } from '../lib/dispatch/flow/pace-hold.js';
+import { DEFAULT_MAX_PACE_HOLD_MS } from '../lib/dispatch/flow/scheduler.js';
 import { pace } from '../lib/limits/gcra.js';
 import { EmbeddedLiteQueue } from '../lib/queue/embedded.js';
 import { RocketMQLiteQueue } from '../lib/queue/rocketmq/index.js';
@@ -111,9 +113,16 @@ async function sendAll(q: LiteQueue, topics: readonly string[], body = () => 'x'
   for (let i = 0; i < topics.length; i += 100) await Promise.all(topics.slice(i, i + 100).map(sendOne));
 }
 
-type IsolationMode = 'unthrottled' | 'paced' | 'suspend' | 'sleep';
-const MODES: readonly IsolationMode[] = ['unthrottled', 'paced', 'suspend', 'sleep'];
+type IsolationMode = 'unthrottled' | 'paced' | 'suspend' | 'sleep' | 'hold';
+const MODES: readonly IsolationMode[] = ['unthrottled', 'paced', 'suspend', 'sleep', 'hold'];
 const THROTTLE_MS = 300;
+const ISOLATION_HANDLERS = 50;
+/**
+ * `hold`: the dispatcher's own pacing (lib/dispatch/flow/pace-hold.ts): a short wait is held in hand,
+ * a few at a time, the rest Suspend. Its bound as deployed with this many handlers: the flow-control
+ * layer has half the workers' places (functions/runtime/dispatching.ts), pace holds half of those.
+ */
+const HELD_AT_MOST = Math.floor(Math.floor(ISOLATION_HANDLERS / 2) / 2);
 
 /**
  * 1. Isolation: healthy LiteTopics' completed messages per second while the others are throttled.
@@ -122,7 +131,8 @@ const THROTTLE_MS = 300;
  * leaky buckets let through, sent at that pace, so no message of theirs waits on a throttle: what
  * the healthy ones keep then is the broker's delivering those releases, and what Suspend or sleep
  * lose beyond it is the throttle's own cost. So that every mode sends alike from this process,
- * the others send the same stream to a LiteTopic no one consumes.
+ * the others send the same stream to a LiteTopic no one consumes. `hold` paces as the dispatcher
+ * does (HELD_AT_MOST).
  */
 async function isolation(mode: IsolationMode, throttled: number): Promise<number> {
   const serviceMs = 50;
@@ -132,6 +142,12 @@ async function isolation(mode: IsolationMode, throttled: number): Promise<number
   const q = await brokerQueue(`iso-${mode}-${throttled}`, true, probe);
   const ballast = await brokerQueue(`iso-ballast-${mode}-${throttled}`);
   const tats = new Map<string, number | undefined>();
+  const paceHold = createPaceHold({
+    clock: systemClock,
+    maxHeld: HELD_AT_MOST,
+    maxHoldMs: DEFAULT_MAX_PACE_HOLD_MS,
+    room: () => true,
+  });
   const backlog: string[] = [];
   for (let t = 0; t < 50; t++) {
     const topic = `t${t}`;
@@ -150,15 +166,17 @@ async function isolation(mode: IsolationMode, throttled: number): Promise<number
           tats.set(m.liteTopic, d.tat);
           break;
         }
-        if (mode === 'suspend') return Consume.suspend(Math.max(50, d.waitMs));
-        await sleep(systemClock, d.waitMs);
+        const held = mode === 'hold' ? paceHold.hold(d.waitMs) : undefined;
+        if (held) await held;
+        else if (mode === 'suspend' || mode === 'hold') return Consume.suspend(Math.max(50, d.waitMs));
+        else await sleep(systemClock, d.waitMs);
       }
     }
     await sleep(systemClock, serviceMs);
     if (counting && !isThrottled(m.liteTopic)) healthy++;
     return Consume.success;
   };
-  const sub = q.subscribe(handler, { concurrency: 50 });
+  const sub = q.subscribe(handler, { concurrency: ISOLATION_HANDLERS });
   // Each throttled LiteTopic's releases, one per THROTTLE_MS, staggered.
   let sending = true;
   const senders = Array.from({ length: throttled }, async (_, t) => {
@@ -407,38 +425,44 @@ try {
       `\n1. isolation: healthy LiteTopics, messages/s, mean of ${ROUNDS} rounds (50 LiteTopics, 50 handlers, 50 ms each; throttled: 1 per 300 ms)`,
     );
   const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(0)}%`;
+  const label: Record<IsolationMode, string> = {
+    unthrottled: 'ref',
+    paced: 'paced',
+    suspend: 'Suspend',
+    sleep: 'sleep',
+    hold: 'hold',
+  };
+  const treatments: readonly IsolationMode[] = ['suspend', 'sleep', 'hold'];
+  const ratioColumns: readonly (readonly [IsolationMode, IsolationMode])[] = [
+    ['paced', 'unthrottled'],
+    ...treatments.map((m) => [m, 'unthrottled'] as const),
+    ...treatments.map((m) => [m, 'paced'] as const),
+  ];
   if (PARTS.has(1))
     console.log(
       'throttled'.padEnd(11) +
-        'unthrottled'.padStart(13) +
-        'paced'.padStart(9) +
-        'Suspend'.padStart(10) +
-        'sleep'.padStart(10) +
-        '  paced/ref  Suspend/ref  sleep/ref  Suspend/paced  sleep/paced',
+        MODES.map((m) => label[m].padStart(9)).join('') +
+        ratioColumns.map(([a, b]) => `${label[a]}/${label[b]}`.padStart(15)).join(''),
     );
   for (const [t, r] of Object.entries(iso)) {
     console.log(
       t.padEnd(11) +
-        r.unthrottled!.toFixed(1).padStart(13) +
-        r.paced!.toFixed(1).padStart(9) +
-        r.suspend!.toFixed(1).padStart(10) +
-        r.sleep!.toFixed(1).padStart(10) +
-        pct(r.paced!, r.unthrottled!).padStart(11) +
-        pct(r.suspend!, r.unthrottled!).padStart(13) +
-        pct(r.sleep!, r.unthrottled!).padStart(11) +
-        pct(r.suspend!, r.paced!).padStart(15) +
-        pct(r.sleep!, r.paced!).padStart(13),
+        MODES.map((m) => r[m]!.toFixed(1).padStart(9)).join('') +
+        ratioColumns.map(([a, b]) => pct(r[a]!, r[b]!).padStart(15)).join(''),
     );
   }
   for (const [t, rounds] of Object.entries(isoRounds)) {
     const ratios = (mode: IsolationMode, ref: IsolationMode) => rounds.map((r) => pct(r[mode], r[ref])).join(' / ');
     console.log(
-      `${t} throttled, round by round: Suspend/ref ${ratios('suspend', 'unthrottled')}; Suspend/paced ${ratios('suspend', 'paced')}; sleep/ref ${ratios('sleep', 'unthrottled')}`,
+      `${t} throttled, round by round: ` +
+        treatments
+          .flatMap((m) => [`${label[m]}/ref ${ratios(m, 'unthrottled')}`, `${label[m]}/paced ${ratios(m, 'paced')}`])
+          .join('; '),
     );
   }
   if (PARTS.has(1))
     console.log(
-      '(ref: the throttled LiteTopics carry nothing; paced: they carry only their releases, sent at their pace, so nothing waits on a throttle)',
+      `(ref: the throttled LiteTopics carry nothing; paced: they carry only their releases, sent at their pace, so nothing waits on a throttle; hold: the dispatcher's pacing, up to ${HELD_AT_MOST} short waits held in hand, the rest Suspend)`,
     );
   if (lat) {
     console.log('\n2. send -> handler latency at 200 msg/s over 50 LiteTopics (ms)');
