@@ -179,10 +179,11 @@ async function isolation(mode: IsolationMode, throttled: number): Promise<number
   const sub = q.subscribe(handler, { concurrency: ISOLATION_HANDLERS });
   // Each throttled LiteTopic's releases, one per THROTTLE_MS, staggered.
   let sending = true;
+  let sendFailures = 0;
   const senders = Array.from({ length: throttled }, async (_, t) => {
     await sleep(systemClock, (t * THROTTLE_MS) / throttled);
     for (let next = Date.now(); sending; next += THROTTLE_MS) {
-      await (mode === 'paced' ? q : ballast).send(`t${t}`, 'x').catch(() => undefined);
+      await (mode === 'paced' ? q : ballast).send(`t${t}`, 'x').catch(() => sendFailures++);
       await sleep(systemClock, Math.max(0, next + THROTTLE_MS - Date.now()));
     }
   });
@@ -195,7 +196,7 @@ async function isolation(mode: IsolationMode, throttled: number): Promise<number
   const perSec = healthy / SECONDS;
   const r = probe.summary();
   log(
-    `isolation ${mode} ${throttled}: ${healthy} healthy handled; receives ${r.receives} (${r.emptyReceives} empty, batch max ${r.maxBatch}, ms p50 ${r.receiveMs.p50} max ${r.receiveMs.max}), messages ${r.messages}, peak unsettled ${r.peakUnsettled}, queued for handler ${r.peakQueuedForHandler}, after settled ${r.afterSettled}, while in hand ${r.whileInHand}, nudges ${r.nudges}; broker wait ${JSON.stringify(r.brokerWait)}`,
+    `isolation ${mode} ${throttled}: ${healthy} healthy handled; releases not sent ${sendFailures}; receives ${r.receives} (${r.emptyReceives} empty, batch max ${r.maxBatch}, ms p50 ${r.receiveMs.p50} max ${r.receiveMs.max}), messages ${r.messages}, peak unsettled ${r.peakUnsettled}, queued for handler ${r.peakQueuedForHandler}, after settled ${r.afterSettled}, while in hand ${r.whileInHand}, nudges ${r.nudges}; broker wait ${JSON.stringify(r.brokerWait)}`,
   );
   await sub.close();
   await q.close();
