@@ -2,9 +2,9 @@
  * The queue on a real RocketMQ 5.5 broker (issue 4), beside the embedded engine:
  *   1. the first seed's isolation experiment: 50 LiteTopics, 50 concurrent handlers,
  *      5 and then 40 throttled to one message per 300 ms: the healthy LiteTopics'
- *      throughput when throttled ones Suspend vs when they sleep in the handler, each
- *      against two references run in turn with them (rotated rounds): the throttled ones
- *      empty, and carrying only their releases, sent at their pace;
+ *      throughput when throttled ones Suspend, sleep in the handler, or are held as the
+ *      dispatcher holds them, each against two references run in turn with them (rotated
+ *      rounds): the throttled ones empty, and carrying only their releases, sent at their pace;
  *   2. send -> handler latency at a stated load, RocketMQ vs the embedded engine;
  *   3. many LiteTopics: N fresh LiteTopics with one message each, time until all are
  *      delivered and the latency at that count;
@@ -35,7 +35,7 @@ import { startRocketMQ } from '../scripts/rocketmq/index.js';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '8' },
-    /** Isolation rounds: each runs the two references (unthrottled, paced), Suspend and sleep once, in rotated order. */
+    /** Isolation rounds: each runs every way (MODES) once, in rotated order. */
     rounds: { type: 'string', default: '3' },
     topics: { type: 'string', default: '1000,10000' },
     parts: { type: 'string', default: '1,2,3,4' },
@@ -116,6 +116,7 @@ async function sendAll(q: LiteQueue, topics: readonly string[], body = () => 'x'
 type IsolationMode = 'unthrottled' | 'paced' | 'suspend' | 'sleep' | 'hold';
 const MODES: readonly IsolationMode[] = ['unthrottled', 'paced', 'suspend', 'sleep', 'hold'];
 const THROTTLE_MS = 300;
+const ISOLATION_TOPICS = 50;
 const ISOLATION_HANDLERS = 50;
 /**
  * `hold`: the dispatcher's own pacing (lib/dispatch/flow/pace-hold.ts): a short wait is held in hand,
@@ -149,7 +150,7 @@ async function isolation(mode: IsolationMode, throttled: number): Promise<number
     room: () => true,
   });
   const backlog: string[] = [];
-  for (let t = 0; t < 50; t++) {
+  for (let t = 0; t < ISOLATION_TOPICS; t++) {
     const topic = `t${t}`;
     if ((mode === 'unthrottled' || mode === 'paced') && isThrottled(topic)) continue;
     // Enough that no healthy LiteTopic runs dry (one in flight each: at most 20/s).
@@ -193,7 +194,7 @@ async function isolation(mode: IsolationMode, throttled: number): Promise<number
   // A backlog sent before the subscription is first delivered only seconds later (about 5 s here,
   // varying), and a window that opened on a fixed clock counted part of that stall. It opens once
   // every healthy LiteTopic has delivered, then a second more for the pace to settle.
-  const healthyTopics = 50 - throttled;
+  const healthyTopics = ISOLATION_TOPICS - throttled;
   const openBy = Date.now() + 60_000;
   while (started.size < healthyTopics && Date.now() < openBy) await sleep(systemClock, 20);
   if (started.size < healthyTopics)
@@ -384,7 +385,7 @@ try {
     await isolation('unthrottled', 5);
   }
   // The broker's pace drifts within a run (one run here measured its unthrottled reference 12 % below
-  // the warm-up's, same settings): the reference and the two treatments take turns, in rotated order,
+  // the warm-up's, same settings): the references and the throttles take turns, in rotated order,
   // so each meets the drift alike; the rates are their means over the rounds, and each round's ratios
   // are printed as well, so the spread shows.
   const isoRounds: Record<string, Record<IsolationMode, number>[]> = {};
